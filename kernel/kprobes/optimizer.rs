@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The jump-optimization state machine (`CONFIG_OPTPROBES` part of `kernel/kprobes.c`).
+//!
+//! Constraints: process context only; every function except [`kprobe_disarmed`] and
+//! [`wait_for_kprobe_optimizer`] is called with `kprobe_mutex` held (it takes the
+//! [`KprobeState`] by `&mut`, which only the guard hands out). `no_std`, no allocation, does not
+//! name the `kernel` crate. With `Arch::OPTPROBES == false` every entry point reduces to what C's
+//! `#else` macros do, so call sites stay unconditional.
+//!
+//! States of an aggregate `op` (contract 3.7): `op->list` empty and not OPTIMIZED: plain
+//! breakpoint; on [`OptQueue::Optimizing`] with OPTIMIZED: waiting for the jump; `op->list`
+//! empty with OPTIMIZED: jump installed; on [`OptQueue::Unoptimizing`] with OPTIMIZED: waiting
+//! for the jump to go; on [`OptQueue::Freeing`]: jump removed, waiting to be disarmed and freed.
+
+use super::arch::Arch;
+use super::store::{
+    flags_disabled, flags_ftrace, flags_gone, flags_optimized, KprobeState, OptQueue,
+    KPROBE_FLAG_DISABLED, KPROBE_FLAG_OPTIMIZED,
+};
+use super::table::{for_each_kprobe, get_kprobe, kprobe_unused};
+
+fn clear_flag<A: Arch>(a: &A, p: A::Probe, flag: u32) {
+    a.set_flags(p, a.flags(p) & !flag);
+}
+
+fn set_flag<A: Arch>(a: &A, p: A::Probe, flag: u32) {
+    a.set_flags(p, a.flags(p) | flag);
+}
+
+/// `free_aggr_kprobe()`: release the detour, the slot, and the aggregate's memory.
+pub fn free_aggr_kprobe<A: Arch>(a: &A, ap: A::Probe) {
+    if A::OPTPROBES {
+        a.remove_optimized_kprobe(ap);
+    }
+    a.remove_kprobe(ap);
+    a.kfree_aggr_kprobe(ap);
+}
+
+/// `kprobe_optready()`: `p` is an aggregate with a prepared detour.
+pub fn kprobe_optready<A: Arch>(a: &A, p: A::Probe) -> bool {
+    A::OPTPROBES && a.is_aggr(p) && a.prepared_optinsn(p)
+}
+
+/// `kprobe_disarmed()`: disabled, and (for an aggregate) not queued. `p` is on the hash.
+pub fn kprobe_disarmed<A: Arch>(a: &A, p: A::Probe) -> bool {
+    if !A::OPTPROBES || !a.is_aggr(p) {
+        return flags_disabled(a.flags(p));
+    }
+    flags_disabled(a.flags(p)) && a.op_list_empty(p)
+}
+
+/// `kprobe_queued()`: an aggregate on one of the optimizer queues.
+pub fn kprobe_queued<A: Arch>(a: &A, p: A::Probe) -> bool {
+    A::OPTPROBES && a.is_aggr(p) && !a.op_list_empty(p)
+}
+
+/// `get_optimized_kprobe()`: an optimized probe whose jump covers `addr` (not at `addr`).
+pub fn get_optimized_kprobe<A: Arch>(a: &A, addr: usize) -> Option<A::Probe> {
+    if !A::OPTPROBES || A::OPCODE_SIZE == 0 {
+        return None;
+    }
+    for i in 1..A::MAX_OPTIMIZED_LENGTH / A::OPCODE_SIZE {
+        let Some(p) = get_kprobe(a, addr.wrapping_sub(i * A::OPCODE_SIZE)) else {
+            continue;
+        };
+        if !kprobe_optready(a, p) || kprobe_disarmed(a, p) {
+            continue;
+        }
+        if a.within_optimized_kprobe(p, addr) {
+            return Some(p);
+        }
+    }
+    None
+}
+
+/// `optprobe_queued_unopt()`: `ap` is on the unoptimizing queue.
+pub fn optprobe_queued_unopt<A: Arch>(a: &A, ap: A::Probe) -> bool {
+    A::OPTPROBES && a.queue_contains(OptQueue::Unoptimizing, ap)
+}
+
+fn do_optimize_kprobes<A: Arch>(a: &A, st: &KprobeState) {
+    if st.all_disarmed || !st.allow_optimization || a.queue_empty(OptQueue::Optimizing) {
+        return;
+    }
+    a.optimize_kprobes();
+}
+
+fn do_unoptimize_kprobes<A: Arch>(a: &A) {
+    if !a.queue_empty(OptQueue::Unoptimizing) {
+        a.unoptimize_kprobes();
+    }
+    a.queue_for_each_safe(OptQueue::Freeing, |op| {
+        clear_flag(a, op, KPROBE_FLAG_OPTIMIZED);
+        let f = a.flags(op);
+        if flags_disabled(f) && !flags_gone(f) {
+            a.disarm_kprobe(op);
+        }
+        if kprobe_unused(a, op) {
+            a.hlist_del_rcu(op);
+        } else {
+            a.queue_del_init(op);
+        }
+    });
+}
+
+fn do_free_cleaned_kprobes<A: Arch>(a: &A) {
+    a.queue_for_each_safe(OptQueue::Freeing, |op| {
+        a.queue_del_init(op);
+        // C WARNs once and keeps a probe that is unexpectedly still in use on the hash.
+        if kprobe_unused(a, op) {
+            free_aggr_kprobe(a, op);
+        }
+    });
+}
+
+/// `kprobe_optimizer()`: the delayed work; takes `kprobe_mutex` itself.
+pub fn kprobe_optimizer<A: Arch>(a: &A) {
+    let st = a.kprobe_mutex();
+    a.text_locked(false, || {
+        do_unoptimize_kprobes(a);
+        a.synchronize_rcu_tasks();
+        do_optimize_kprobes(a, &st);
+        do_free_cleaned_kprobes(a);
+    });
+    if !a.queue_empty(OptQueue::Optimizing) || !a.queue_empty(OptQueue::Unoptimizing) {
+        a.kick_kprobe_optimizer();
+    }
+    drop(st);
+}
+
+/// `wait_for_kprobe_optimizer()`: flush until both queues are empty; called without the mutex.
+pub fn wait_for_kprobe_optimizer<A: Arch>(a: &A) {
+    if !A::OPTPROBES {
+        return;
+    }
+    loop {
+        let st = a.kprobe_mutex();
+        let busy = !a.queue_empty(OptQueue::Optimizing) || !a.queue_empty(OptQueue::Unoptimizing);
+        drop(st);
+        if !busy {
+            return;
+        }
+        a.flush_kprobe_optimizer();
+    }
+}
+
+/// `optimize_kprobe()`: queue `p` for optimization if it qualifies.
+pub fn optimize_kprobe<A: Arch>(a: &A, st: &KprobeState, p: A::Probe) {
+    if !kprobe_optready(a, p)
+        || !st.allow_optimization
+        || flags_disabled(a.flags(p))
+        || st.all_disarmed
+    {
+        return;
+    }
+    if a.has_post_handler(p) {
+        return;
+    }
+    if a.check_optimized_kprobe(p).is_err() {
+        return;
+    }
+    if flags_optimized(a.flags(p)) {
+        if optprobe_queued_unopt(a, p) {
+            a.queue_del_init(p);
+        }
+        return;
+    }
+    set_flag(a, p, KPROBE_FLAG_OPTIMIZED);
+    // C: WARN_ON_ONCE(!list_empty(&op->list)).
+    if !a.op_list_empty(p) {
+        return;
+    }
+    a.queue_add(p, OptQueue::Optimizing);
+    a.kick_kprobe_optimizer();
+}
+
+fn force_unoptimize_kprobe<A: Arch>(a: &A, op: A::Probe) {
+    a.unoptimize_kprobe(op);
+    clear_flag(a, op, KPROBE_FLAG_OPTIMIZED);
+}
+
+/// `unoptimize_kprobe()`: dequeue, queue for unoptimizing, or (with `force`) unoptimize now.
+pub fn unoptimize_kprobe<A: Arch>(a: &A, p: A::Probe, force: bool) {
+    if !A::OPTPROBES || !a.is_aggr(p) || kprobe_disarmed(a, p) {
+        return;
+    }
+    if !flags_optimized(a.flags(p)) {
+        return;
+    }
+    if !a.op_list_empty(p) {
+        if optprobe_queued_unopt(a, p) {
+            if force {
+                force_unoptimize_kprobe(a, p);
+                a.queue_move(p, OptQueue::Freeing);
+            }
+        } else {
+            a.queue_del_init(p);
+            clear_flag(a, p, KPROBE_FLAG_OPTIMIZED);
+        }
+        return;
+    }
+    if force {
+        force_unoptimize_kprobe(a, p);
+    } else {
+        a.queue_add(p, OptQueue::Unoptimizing);
+        a.kick_kprobe_optimizer();
+    }
+}
+
+/// `reuse_unused_kprobe()`: revive an unused aggregate that waits to be unoptimized.
+pub fn reuse_unused_kprobe<A: Arch>(a: &A, st: &KprobeState, ap: A::Probe) -> super::errno::Result {
+    if !A::OPTPROBES {
+        // Without OPTPROBES an unused aggregate is freed with its last child (C WARNs here).
+        return Err(super::errno::Errno::EINVAL);
+    }
+    clear_flag(a, ap, KPROBE_FLAG_DISABLED);
+    if !kprobe_optready(a, ap) {
+        return Err(super::errno::Errno::EINVAL);
+    }
+    optimize_kprobe(a, st, ap);
+    Ok(())
+}
+
+/// `kill_optimized_kprobe()`: dequeue and drop the detour without touching the (freed) text.
+pub fn kill_optimized_kprobe<A: Arch>(a: &A, p: A::Probe) {
+    if !A::OPTPROBES {
+        return;
+    }
+    if !a.op_list_empty(p) {
+        a.queue_del_init(p);
+    }
+    clear_flag(a, p, KPROBE_FLAG_OPTIMIZED);
+    if kprobe_unused(a, p) && optprobe_queued_unopt(a, p) {
+        a.queue_move(p, OptQueue::Freeing);
+    }
+    a.remove_optimized_kprobe(p);
+}
+
+/// `prepare_optimized_kprobe()`: try to build the detour of `p` (not for ftrace probes).
+pub fn prepare_optimized_kprobe<A: Arch>(a: &A, p: A::Probe) {
+    if A::OPTPROBES && !flags_ftrace(a.flags(p)) {
+        a.prepare_optimized_kprobe(p, p);
+    }
+}
+
+/// `alloc_aggr_kprobe()`: a new aggregate for the address of `p`, detour attempted.
+pub fn alloc_aggr_kprobe<A: Arch>(a: &A, p: A::Probe) -> Option<A::Probe> {
+    let ap = a.alloc_aggr_kprobe(a.addr(p))?;
+    if A::OPTPROBES && !flags_ftrace(a.flags(p)) {
+        a.prepare_optimized_kprobe(ap, p);
+    }
+    Some(ap)
+}
+
+/// `try_to_optimize_kprobe()`: wrap a lone probe in an aggregate if a detour can be prepared.
+pub fn try_to_optimize_kprobe<A: Arch>(a: &A, st: &KprobeState, p: A::Probe) {
+    if !A::OPTPROBES || flags_ftrace(a.flags(p)) {
+        return;
+    }
+    a.text_locked(true, || {
+        let Some(ap) = alloc_aggr_kprobe(a, p) else {
+            return;
+        };
+        if !a.prepared_optinsn(ap) {
+            a.remove_optimized_kprobe(ap);
+            a.kfree_aggr_kprobe(ap);
+            return;
+        }
+        super::register::init_aggr_kprobe(a, ap, p);
+        optimize_kprobe(a, st, ap);
+    });
+}
+
+/// `optimize_all_kprobes()`: allow optimization and queue every enabled probe.
+pub fn optimize_all_kprobes<A: Arch>(a: &A) -> bool {
+    if !A::OPTPROBES {
+        return false;
+    }
+    let mut st = a.kprobe_mutex();
+    if st.allow_optimization {
+        return false;
+    }
+    st.allow_optimization = true;
+    for_each_kprobe(a, |p| {
+        if !flags_disabled(a.flags(p)) {
+            optimize_kprobe(a, &st, p);
+        }
+    });
+    // The glue logs "kprobe jump-optimization is enabled. All kprobes are optimized if possible."
+    true
+}
+
+/// `unoptimize_all_kprobes()`: forbid optimization, unoptimize everything, wait for it.
+pub fn unoptimize_all_kprobes<A: Arch>(a: &A) -> bool {
+    if !A::OPTPROBES {
+        return false;
+    }
+    {
+        let mut st = a.kprobe_mutex();
+        if !st.allow_optimization {
+            return false;
+        }
+        st.allow_optimization = false;
+        for_each_kprobe(a, |p| {
+            if !flags_disabled(a.flags(p)) {
+                unoptimize_kprobe(a, p, false);
+            }
+        });
+    }
+    wait_for_kprobe_optimizer(a);
+    // The glue logs "kprobe jump-optimization is disabled. All kprobes are based on software
+    // breakpoint."
+    true
+}

@@ -1,0 +1,664 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Registration, aggregation, arming, enable/disable, unregistration and probe killing: the
+//! middle of `kernel/kprobes.c`, function for function.
+//!
+//! Constraints: process context, may sleep (through the store's locks and RCU waits); no
+//! allocation in the logic itself (aggregates come from [`ProbeStore::alloc_aggr_kprobe`]);
+//! `no_std`; does not name the `kernel` crate. Functions taking `&mut KprobeState` or
+//! `&KprobeState` are called with `kprobe_mutex` held (only its guard hands the state out); the
+//! others take it themselves, in C's order. Every error is the errno C returns in the same case,
+//! checked in the same order (`UPSTREAM-CONTRACT.md` 1.1, 3.2).
+//!
+//! [`ProbeStore::alloc_aggr_kprobe`]: super::store::ProbeStore::alloc_aggr_kprobe
+
+use core::ops::ControlFlow;
+
+use super::arch::Arch;
+use super::blacklist::{
+    add_module_kprobe_blacklist, remove_module_kprobe_blacklist, within_kprobe_blacklist,
+    BlacklistStore, ModuleAreas,
+};
+use super::errno::{Errno, Result};
+use super::optimizer::{
+    alloc_aggr_kprobe, get_optimized_kprobe, kill_optimized_kprobe, kprobe_disarmed, kprobe_queued,
+    optimize_kprobe, prepare_optimized_kprobe, reuse_unused_kprobe, try_to_optimize_kprobe,
+    unoptimize_kprobe, wait_for_kprobe_optimizer,
+};
+use super::store::{
+    flags_disabled, flags_ftrace, flags_gone, hash_ptr, KprobeState, KPROBE_FLAG_DISABLED,
+    KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_ON_FUNC_ENTRY, KPROBE_FLAG_OPTIMIZED,
+};
+use super::table::{
+    aggr_kprobe_disabled, for_each_kprobe, get_kprobe, get_valid_kprobe, kprobe_unused,
+};
+use super::text::FtraceOps;
+
+/// Everything the core needs from its environment: arch hooks, probe storage, kernel services
+/// and blacklist storage (implemented once for the kernel, once for the host simulation).
+pub trait Platform: Arch + BlacklistStore {}
+
+impl<T: Arch + BlacklistStore> Platform for T {}
+
+fn set_flag<A: Arch>(a: &A, p: A::Probe, flag: u32) {
+    a.set_flags(p, a.flags(p) | flag);
+}
+
+fn clear_flag<A: Arch>(a: &A, p: A::Probe, flag: u32) {
+    a.set_flags(p, a.flags(p) & !flag);
+}
+
+/// `_kprobe_addr()`: resolve `addr` or `symbol_name` + `offset` to `(address, on_func_entry)`.
+pub fn kprobe_addr<A: Arch>(
+    a: &A,
+    addr: usize,
+    symbol_name: Option<&[u8]>,
+    offset: usize,
+) -> Result<(usize, bool)> {
+    let mut addr = match (symbol_name, addr) {
+        (Some(_), a) if a != 0 => return Err(Errno::EINVAL),
+        (None, 0) => return Err(Errno::EINVAL),
+        (Some(name), _) => {
+            // kprobe_lookup_name() does NOT fold the offset into its result.
+            let base = a.lookup_name(name, offset);
+            if base == 0 {
+                return Err(Errno::ENOENT);
+            }
+            base
+        }
+        (None, addr) => addr,
+    };
+    addr = addr.wrapping_add(offset);
+    let Some((_size, sym_offset)) = a.kallsyms_lookup_size_offset(addr) else {
+        return Err(Errno::ENOENT);
+    };
+    addr = addr.wrapping_sub(sym_offset);
+    a.adjust_kprobe_addr(addr, sym_offset).ok_or(Errno::EINVAL)
+}
+
+/// `kprobe_on_func_entry()`: 0 if `addr`/`sym` + `offset` is a function entry.
+pub fn kprobe_on_func_entry<A: Arch>(
+    a: &A,
+    addr: usize,
+    sym: Option<&[u8]>,
+    offset: usize,
+) -> Result {
+    let (_, on_func_entry) = kprobe_addr(a, addr, sym, offset)?;
+    if on_func_entry {
+        Ok(())
+    } else {
+        Err(Errno::EINVAL)
+    }
+}
+
+/// `warn_kprobe_rereg()`: `EINVAL` (C also WARNs) if `p` is already registered.
+pub fn warn_kprobe_rereg<A: Arch>(a: &A, p: A::Probe) -> Result {
+    let _st = a.kprobe_mutex();
+    if get_valid_kprobe(a, p).is_some() {
+        return Err(Errno::EINVAL);
+    }
+    Ok(())
+}
+
+fn check_ftrace_location<A: Arch>(a: &A, p: A::Probe) -> Result {
+    let addr = a.addr(p);
+    if a.ftrace_location(addr) == addr {
+        if !A::KPROBES_ON_FTRACE {
+            return Err(Errno::EINVAL);
+        }
+        set_flag(a, p, KPROBE_FLAG_FTRACE);
+    }
+    Ok(())
+}
+
+fn is_cfi_preamble_symbol<A: Arch>(a: &A, addr: usize) -> bool {
+    a.lookup_symbol_name(addr, |name| {
+        name.is_some_and(|n| n.starts_with(b"__cfi_") || n.starts_with(b"__pfx_"))
+    })
+}
+
+/// `check_kprobe_address_safe()`: the register-time safety checks, in C's order.
+///
+/// Returns the module that contains the probe with a reference held (the caller drops it).
+pub fn check_kprobe_address_safe<A: Platform>(a: &A, p: A::Probe) -> Result<Option<A::Module>> {
+    check_ftrace_location(a, p)?;
+    let addr = a.addr(p);
+    a.jump_label_locked(|| {
+        let mut probed_mod = None;
+        if !a.core_kernel_text(addr) {
+            probed_mod = Some(a.module_text_address(addr).ok_or(Errno::EINVAL)?);
+        }
+        if a.in_gate_area_no_mm(addr)
+            || within_kprobe_blacklist(a, addr)
+            || a.jump_label_text_reserved(addr)
+            || a.static_call_text_reserved(addr)
+            || a.find_bug(addr)
+            || is_cfi_preamble_symbol(a, addr)
+        {
+            return Err(Errno::EINVAL);
+        }
+        if let Some(m) = probed_mod {
+            if !a.try_module_get(m) {
+                return Err(Errno::ENOENT);
+            }
+            if a.within_module_init(addr, m) && !a.module_is_coming(m) {
+                a.module_put(m);
+                return Err(Errno::ENOENT);
+            }
+        }
+        Ok(probed_mod)
+    })
+}
+
+fn prepare_kprobe<A: Arch>(a: &A, p: A::Probe) -> Result {
+    if flags_ftrace(a.flags(p)) {
+        return a.prepare_kprobe_ftrace(p);
+    }
+    a.prepare_kprobe(p)
+}
+
+/// `arm_kprobe_ftrace()`: add the filter, register the ops for their first user.
+pub fn arm_kprobe_ftrace<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -> Result {
+    if !A::KPROBES_ON_FTRACE {
+        return Err(Errno::ENODEV);
+    }
+    let addr = a.addr(p);
+    let ipmodify = a.has_post_handler(p);
+    let ops = if ipmodify {
+        FtraceOps::Ipmodify
+    } else {
+        FtraceOps::Plain
+    };
+    let cnt = if ipmodify {
+        &mut st.ipmodify_enabled
+    } else {
+        &mut st.ftrace_enabled
+    };
+    a.ftrace_set_filter_ip(ops, addr, false)?;
+    if *cnt == 0 {
+        if let Err(e) = a.register_ftrace_function(ops) {
+            let _ = a.ftrace_set_filter_ip(ops, addr, true);
+            return Err(e);
+        }
+    }
+    *cnt += 1;
+    Ok(())
+}
+
+/// `disarm_kprobe_ftrace()`: the reverse; a no-op once ftrace is dead.
+pub fn disarm_kprobe_ftrace<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -> Result {
+    if !A::KPROBES_ON_FTRACE {
+        return Err(Errno::ENODEV);
+    }
+    if a.kprobe_ftrace_disabled() {
+        return Ok(());
+    }
+    let addr = a.addr(p);
+    let ipmodify = a.has_post_handler(p);
+    let ops = if ipmodify {
+        FtraceOps::Ipmodify
+    } else {
+        FtraceOps::Plain
+    };
+    let cnt = if ipmodify {
+        &mut st.ipmodify_enabled
+    } else {
+        &mut st.ftrace_enabled
+    };
+    if *cnt == 1 {
+        // C WARNs "Failed to unregister kprobe-ftrace (error %d)".
+        a.unregister_ftrace_function(ops)?;
+    }
+    *cnt = cnt.saturating_sub(1);
+    // C WARNs once "Failed to disarm kprobe-ftrace at %pS (error %d)".
+    a.ftrace_set_filter_ip(ops, addr, true)
+}
+
+fn arm_kprobe_locked<A: Arch>(a: &A, st: &KprobeState, p: A::Probe) {
+    if let Some(op) = get_optimized_kprobe(a, a.addr(p)) {
+        unoptimize_kprobe(a, op, true);
+    }
+    a.arm_kprobe(p);
+    optimize_kprobe(a, st, p);
+}
+
+fn disarm_kprobe_locked<A: Arch>(a: &A, st: &KprobeState, p: A::Probe, reopt: bool) {
+    unoptimize_kprobe(a, p, st.all_disarmed);
+    if !kprobe_queued(a, p) {
+        a.disarm_kprobe(p);
+        if let Some(op) = get_optimized_kprobe(a, a.addr(p)) {
+            if reopt {
+                optimize_kprobe(a, st, op);
+            }
+        }
+    }
+}
+
+/// `arm_kprobe()`: through ftrace, or `__arm_kprobe` under `cpus_read_lock` + `text_mutex`.
+pub fn arm_kprobe<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -> Result {
+    if flags_ftrace(a.flags(p)) {
+        return arm_kprobe_ftrace(a, st, p);
+    }
+    let st = &*st;
+    a.text_locked(false, || arm_kprobe_locked(a, st, p));
+    Ok(())
+}
+
+/// `disarm_kprobe()`: through ftrace, or `__disarm_kprobe` under the text locks.
+pub fn disarm_kprobe<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe, reopt: bool) -> Result {
+    if flags_ftrace(a.flags(p)) {
+        return disarm_kprobe_ftrace(a, st, p);
+    }
+    let st = &*st;
+    a.text_locked(false, || disarm_kprobe_locked(a, st, p, reopt));
+    Ok(())
+}
+
+/// `init_aggr_kprobe()`: make `ap` the aggregate of `p` and put it in `p`'s place in the hash.
+pub fn init_aggr_kprobe<A: Arch>(a: &A, ap: A::Probe, p: A::Probe) {
+    a.copy_kprobe(p, ap);
+    a.flush_insn_slot(ap);
+    a.set_addr(ap, a.addr(p));
+    a.set_flags(ap, a.flags(p) & !KPROBE_FLAG_OPTIMIZED);
+    a.set_aggr_pre_handler(ap);
+    if a.has_post_handler(p) && !flags_gone(a.flags(p)) {
+        a.set_aggr_post_handler(ap, true);
+    }
+    a.init_list_head(ap);
+    a.init_hlist_node(ap);
+    a.list_add_rcu(p, ap);
+    a.hlist_replace_rcu(p, ap);
+}
+
+fn add_new_kprobe<A: Arch>(a: &A, ap: A::Probe, p: A::Probe) {
+    if a.has_post_handler(p) {
+        unoptimize_kprobe(a, ap, true);
+    }
+    a.list_add_rcu(p, ap);
+    if a.has_post_handler(p) && !a.has_post_handler(ap) {
+        a.set_aggr_post_handler(ap, true);
+    }
+}
+
+/// `register_aggr_kprobe()`: register `p` at an address that already has `orig_p`.
+pub fn register_aggr_kprobe<A: Arch>(
+    a: &A,
+    st: &mut KprobeState,
+    orig_p: A::Probe,
+    p: A::Probe,
+) -> Result {
+    let mut ap = orig_p;
+    let ro: &KprobeState = st;
+    a.text_locked(true, || -> Result {
+        if !a.is_aggr(orig_p) {
+            ap = alloc_aggr_kprobe(a, orig_p).ok_or(Errno::ENOMEM)?;
+            init_aggr_kprobe(a, ap, orig_p);
+        } else if kprobe_unused(a, ap) {
+            reuse_unused_kprobe(a, ro, ap)?;
+        }
+        if flags_gone(a.flags(ap)) {
+            // The slot went with the freed text: prepare again; on failure `ap` stays for reuse.
+            a.prepare_kprobe(ap)?;
+            prepare_optimized_kprobe(a, ap);
+            a.set_flags(ap, (a.flags(ap) & !KPROBE_FLAG_GONE) | KPROBE_FLAG_DISABLED);
+        }
+        a.copy_kprobe(ap, p);
+        add_new_kprobe(a, ap, p);
+        Ok(())
+    })?;
+    if flags_disabled(a.flags(ap)) && !flags_disabled(a.flags(p)) {
+        clear_flag(a, ap, KPROBE_FLAG_DISABLED);
+        if !st.all_disarmed {
+            if let Err(e) = arm_kprobe(a, st, ap) {
+                set_flag(a, ap, KPROBE_FLAG_DISABLED);
+                a.list_del_rcu(p);
+                a.synchronize_rcu();
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `register_kprobe()`.
+pub fn register_kprobe<A: Platform>(a: &A, p: A::Probe) -> Result {
+    let (addr, on_func_entry) = kprobe_addr(a, a.addr(p), a.symbol_name(p), a.offset(p) as usize)?;
+    a.set_addr(p, addr);
+    warn_kprobe_rereg(a, p)?;
+
+    a.set_flags(p, a.flags(p) & KPROBE_FLAG_DISABLED);
+    a.reset_nmissed(p);
+    a.init_list_head(p);
+
+    let probed_mod = check_kprobe_address_safe(a, p)?;
+
+    let mut st = a.kprobe_mutex();
+    let ret = register_kprobe_locked(a, &mut st, p, addr, on_func_entry);
+    drop(st);
+
+    if let Some(m) = probed_mod {
+        a.module_put(m);
+    }
+    ret
+}
+
+fn register_kprobe_locked<A: Arch>(
+    a: &A,
+    st: &mut KprobeState,
+    p: A::Probe,
+    addr: usize,
+    on_func_entry: bool,
+) -> Result {
+    if on_func_entry {
+        set_flag(a, p, KPROBE_FLAG_ON_FUNC_ENTRY);
+    }
+    if let Some(old_p) = get_kprobe(a, addr) {
+        return register_aggr_kprobe(a, st, old_p, p);
+    }
+    a.text_locked(false, || prepare_kprobe(a, p))?;
+
+    a.init_hlist_node(p);
+    a.hlist_add_head_rcu(hash_ptr(addr), p);
+
+    if !st.all_disarmed && !flags_disabled(a.flags(p)) {
+        if let Err(e) = arm_kprobe(a, st, p) {
+            a.hlist_del_rcu(p);
+            a.synchronize_rcu();
+            return Err(e);
+        }
+    }
+    try_to_optimize_kprobe(a, st, p);
+    Ok(())
+}
+
+/// `register_kprobes()`: all or nothing.
+pub fn register_kprobes<A: Platform>(a: &A, kps: &[A::Probe]) -> Result {
+    if kps.is_empty() {
+        return Err(Errno::EINVAL);
+    }
+    for (i, &p) in kps.iter().enumerate() {
+        if let Err(e) = register_kprobe(a, p) {
+            if i > 0 {
+                unregister_kprobes(a, &kps[..i]);
+            }
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// `__disable_kprobe()`: disable `p`, disarming its hash entry when nothing there stays enabled.
+pub fn disable_kprobe_locked<A: Arch>(
+    a: &A,
+    st: &mut KprobeState,
+    p: A::Probe,
+) -> Result<A::Probe> {
+    let orig_p = get_valid_kprobe(a, p).ok_or(Errno::EINVAL)?;
+    if !flags_disabled(a.flags(p)) {
+        if p != orig_p {
+            set_flag(a, p, KPROBE_FLAG_DISABLED);
+        }
+        if p == orig_p || aggr_kprobe_disabled(a, orig_p) {
+            // Not lazy: even with kprobes armed globally, orig_p may not have been armed.
+            if !st.all_disarmed && !flags_disabled(a.flags(orig_p)) {
+                if let Err(e) = disarm_kprobe(a, st, orig_p, true) {
+                    clear_flag(a, p, KPROBE_FLAG_DISABLED);
+                    return Err(e);
+                }
+            }
+            set_flag(a, orig_p, KPROBE_FLAG_DISABLED);
+        }
+    }
+    Ok(orig_p)
+}
+
+/// `__unregister_kprobe_top()`: disable, disarm, unlink (no RCU wait).
+pub fn unregister_kprobe_top<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -> Result {
+    let ap = disable_kprobe_locked(a, st, p)?;
+    if ap == p || (a.list_is_singular(ap) && kprobe_disarmed(a, ap)) {
+        a.hlist_del_rcu(ap);
+        return Ok(());
+    }
+    if a.has_post_handler(p) && !flags_gone(a.flags(p)) {
+        let other_post = a
+            .for_each_child(ap, |lp| {
+                if lp != p && a.has_post_handler(lp) {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            })
+            .is_break();
+        // An ftrace aggregate keeps its post_handler: it marks the IPMODIFY ops it is armed on.
+        if !other_post && !flags_ftrace(a.flags(ap)) {
+            a.set_aggr_post_handler(ap, false);
+        }
+    }
+    a.list_del_rcu(p);
+    if !flags_disabled(a.flags(ap)) && !st.all_disarmed {
+        optimize_kprobe(a, st, ap);
+    }
+    Ok(())
+}
+
+/// `__unregister_kprobe_bottom()`: after the grace period, release what `p` held.
+pub fn unregister_kprobe_bottom<A: Arch>(a: &A, p: A::Probe) {
+    if a.list_empty(p) {
+        a.remove_kprobe(p);
+    } else if a.list_is_singular(p) {
+        let ap = a.list_next_entry(p);
+        a.list_del(p);
+        super::optimizer::free_aggr_kprobe(a, ap);
+    }
+}
+
+/// `unregister_kprobes()`: tops under the mutex, one `synchronize_rcu()`, then bottoms.
+///
+/// An unregistered entry gets `addr = 0` and is skipped by the bottom half.
+pub fn unregister_kprobes<A: Arch>(a: &A, kps: &[A::Probe]) {
+    if kps.is_empty() {
+        return;
+    }
+    {
+        let mut st = a.kprobe_mutex();
+        for &p in kps {
+            if unregister_kprobe_top(a, &mut st, p).is_err() {
+                a.set_addr(p, 0);
+            }
+        }
+    }
+    a.synchronize_rcu();
+    for &p in kps {
+        if a.addr(p) != 0 {
+            unregister_kprobe_bottom(a, p);
+        }
+    }
+}
+
+/// `unregister_kprobe()`.
+pub fn unregister_kprobe<A: Arch>(a: &A, p: A::Probe) {
+    unregister_kprobes(a, &[p]);
+}
+
+/// `disable_kprobe()`.
+pub fn disable_kprobe<A: Arch>(a: &A, kp: A::Probe) -> Result {
+    let mut st = a.kprobe_mutex();
+    disable_kprobe_locked(a, &mut st, kp).map(|_| ())
+}
+
+/// `enable_kprobe()`.
+pub fn enable_kprobe<A: Arch>(a: &A, kp: A::Probe) -> Result {
+    let mut st = a.kprobe_mutex();
+    let p = get_valid_kprobe(a, kp).ok_or(Errno::EINVAL)?;
+    if flags_gone(a.flags(kp)) {
+        return Err(Errno::EINVAL);
+    }
+    if p != kp {
+        clear_flag(a, kp, KPROBE_FLAG_DISABLED);
+    }
+    if !st.all_disarmed && flags_disabled(a.flags(p)) {
+        clear_flag(a, p, KPROBE_FLAG_DISABLED);
+        if let Err(e) = arm_kprobe(a, &mut st, p) {
+            set_flag(a, p, KPROBE_FLAG_DISABLED);
+            if p != kp {
+                set_flag(a, kp, KPROBE_FLAG_DISABLED);
+            }
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// `kill_kprobe()`: the probed text is going away; mark GONE and drop the slot, text untouched.
+pub fn kill_kprobe<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) {
+    if flags_ftrace(a.flags(p)) && !flags_disabled(a.flags(p)) && !st.all_disarmed {
+        let _ = disarm_kprobe_ftrace(a, st, p);
+    }
+    set_flag(a, p, KPROBE_FLAG_GONE);
+    if a.is_aggr(p) {
+        let _ = a.for_each_child(p, |kp| {
+            set_flag(a, kp, KPROBE_FLAG_GONE);
+            ControlFlow::Continue(())
+        });
+        a.set_aggr_post_handler(p, false);
+        kill_optimized_kprobe(a, p);
+    }
+    a.remove_kprobe(p);
+}
+
+/// Module notifier events the core reacts to.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ModuleEvent {
+    /// `MODULE_STATE_COMING`: add the module's blacklist.
+    Coming,
+    /// `MODULE_STATE_LIVE`: its `.init` text is about to be freed.
+    Live,
+    /// `MODULE_STATE_GOING`: all its text is about to be freed.
+    Going,
+}
+
+/// `kprobes_module_callback()`.
+pub fn kprobes_module_callback<A: Platform>(
+    a: &A,
+    m: A::Module,
+    event: ModuleEvent,
+    areas: &ModuleAreas<'_>,
+) {
+    if event == ModuleEvent::Coming {
+        let _st = a.kprobe_mutex();
+        add_module_kprobe_blacklist(a, areas);
+        return;
+    }
+    let checkcore = event == ModuleEvent::Going;
+    let mut st = a.kprobe_mutex();
+    for_each_kprobe(a, |p| {
+        let addr = a.addr(p);
+        if a.within_module_init(addr, m) || (checkcore && a.within_module_core(addr, m)) {
+            kill_kprobe(a, &mut st, p);
+        }
+    });
+    if event == ModuleEvent::Going {
+        remove_module_kprobe_blacklist(a, areas);
+    }
+}
+
+/// `kprobe_free_init_mem()`: kill every probe in `[__init_begin, __init_end)`.
+pub fn kprobe_free_init_mem<A: Arch>(a: &A) {
+    let (start, end) = a.init_mem();
+    let mut st = a.kprobe_mutex();
+    for_each_kprobe(a, |p| {
+        let addr = a.addr(p);
+        if start <= addr && addr < end {
+            kill_kprobe(a, &mut st, p);
+        }
+    });
+}
+
+/// Outcome of a global arm/disarm, for the glue's `pr_info`/`pr_warn`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct GlobalSwitch {
+    /// Whether the global state changed (false: it already was as requested; nothing logged).
+    pub changed: bool,
+    /// Probes that failed to (dis)arm.
+    pub errors: u32,
+    /// Probes attempted.
+    pub total: u32,
+    /// The last per-probe error, returned to the debugfs writer.
+    pub ret: Result,
+}
+
+/// `arm_all_kprobes()`: clear `kprobes_all_disarmed`, arm every enabled hash entry.
+///
+/// The glue logs "Kprobes globally enabled" or, with errors, "Kprobes globally enabled, but
+/// failed to enable %d out of %d probes. Please check which kprobes are kept disabled via
+/// debugfs.".
+pub fn arm_all_kprobes<A: Arch>(a: &A) -> GlobalSwitch {
+    let mut st = a.kprobe_mutex();
+    let mut out = GlobalSwitch {
+        changed: false,
+        errors: 0,
+        total: 0,
+        ret: Ok(()),
+    };
+    if !st.all_disarmed {
+        return out;
+    }
+    out.changed = true;
+    st.all_disarmed = false;
+    for_each_kprobe(a, |p| {
+        if !flags_disabled(a.flags(p)) {
+            if let Err(e) = arm_kprobe(a, &mut st, p) {
+                out.errors += 1;
+                out.ret = Err(e);
+            }
+            out.total += 1;
+        }
+    });
+    out
+}
+
+/// `disarm_all_kprobes()`: set `kprobes_all_disarmed`, disarm all but arch trampoline probes.
+///
+/// The glue logs "Kprobes globally disabled" or "Kprobes globally disabled, but failed to
+/// disable %d out of %d probes. Please check which kprobes are kept enabled via debugfs.".
+pub fn disarm_all_kprobes<A: Arch>(a: &A) -> GlobalSwitch {
+    let mut out = GlobalSwitch {
+        changed: false,
+        errors: 0,
+        total: 0,
+        ret: Ok(()),
+    };
+    {
+        let mut st = a.kprobe_mutex();
+        if st.all_disarmed {
+            return out;
+        }
+        out.changed = true;
+        st.all_disarmed = true;
+        for_each_kprobe(a, |p| {
+            if !a.trampoline_kprobe(p) && !flags_disabled(a.flags(p)) {
+                if let Err(e) = disarm_kprobe(a, &mut st, p, false) {
+                    out.errors += 1;
+                    out.ret = Err(e);
+                }
+                out.total += 1;
+            }
+        });
+    }
+    wait_for_kprobe_optimizer(a);
+    out
+}
+
+/// First half of `init_kprobes()`: blacklist, global arm state, `arch_init_kprobes()`.
+///
+/// Returns the blacklist error (the glue logs it and carries on, as C does) and the arch init
+/// result; the glue then registers the die and module notifiers and sets
+/// `kprobes_initialized`. The mutex is not held across the arch init, which may register probes.
+pub fn init_kprobes<A: Platform>(
+    a: &A,
+    nokprobe: impl IntoIterator<Item = usize>,
+) -> (Result, Result) {
+    let blacklist = super::blacklist::populate_kprobe_blacklist(a, nokprobe);
+    a.kprobe_mutex().all_disarmed = false;
+    (blacklist, a.init_kprobes())
+}

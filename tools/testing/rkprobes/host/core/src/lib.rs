@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Host build of the Rust kprobes core logic.
+//!
+//! The modules below are the very files the kernel compiles from `kernel/kprobes/` (pure,
+//! `no_std`, never naming the `kernel` crate); this crate only gives them a host crate root so
+//! `cargo test` can drive them against the simulated architecture and text memory in `tests/`.
+
+#![no_std]
+
+#[path = "../../../../../../kernel/kprobes/arch.rs"]
+pub mod arch;
+#[path = "../../../../../../kernel/kprobes/blacklist.rs"]
+pub mod blacklist;
+#[path = "../../../../../../kernel/kprobes/errno.rs"]
+pub mod errno;
+#[path = "../../../../../../kernel/kprobes/optimizer.rs"]
+pub mod optimizer;
+#[path = "../../../../../../kernel/kprobes/register.rs"]
+pub mod register;
+#[path = "../../../../../../kernel/kprobes/store.rs"]
+pub mod store;
+#[path = "../../../../../../kernel/kprobes/table.rs"]
+pub mod table;
+#[path = "../../../../../../kernel/kprobes/text.rs"]
+pub mod text;
