@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: GPL-2.0
+"""`rkprobes run`: boot x86_64 with upstream's kprobes samples and show kprobes at work."""
+
+import gzip
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from . import common, kbuild, qemu
+from .common import Failure, banner, info
+
+INIT = common.REPO / "tools" / "testing" / "rkprobes" / "initramfs" / "run-init.sh"
+SAMPLE_MODULES = ["samples/kprobes/kprobe_example.ko", "samples/kprobes/kretprobe_example.ko"]
+BUSYBOX = Path("/bin/busybox")
+
+
+def make_initramfs(bdir):
+    """A gzip'd newc cpio: static busybox, our /init, the sample modules."""
+    root = bdir / "initramfs"
+    shutil.rmtree(root, ignore_errors=True)
+    for d in ("bin", "dev", "proc", "sys", "lib/modules"):
+        (root / d).mkdir(parents=True)
+    if not BUSYBOX.is_file():
+        raise Failure(f"{BUSYBOX} is missing: apt-get install busybox-static (or scripts/rkprobes setup)")
+    shutil.copy2(BUSYBOX, root / "bin" / "busybox")
+    shutil.copy2(INIT, root / "init")
+    (root / "init").chmod(0o755)
+    for m in SAMPLE_MODULES:
+        ko = bdir / m
+        if not ko.is_file():
+            raise Failure(f"the build has no {m}; is CONFIG_SAMPLE_KPROBES=m in run.config?")
+        shutil.copy2(ko, root / "lib" / "modules" / ko.name)
+    files = subprocess.run(["find", ".", "-mindepth", "1"], cwd=root, capture_output=True, check=True).stdout
+    r = subprocess.run(["cpio", "-o", "-H", "newc", "-R", "0:0", "--quiet"], cwd=root, input=files,
+                       capture_output=True)
+    if r.returncode != 0:
+        raise Failure("cpio failed: " + r.stderr.decode(errors="replace"))
+    out = bdir / "initramfs.cpio.gz"
+    out.write_bytes(gzip.compress(r.stdout, compresslevel=1))
+    return out
+
+
+def cmd_run(args):
+    impl = args.impl or ("rust" if common.rust_core_present() else "c")
+    common.require_impl_available(impl)
+    if args.impl is None and impl == "c":
+        info("the Rust core is not in the tree yet: running the C implementation")
+    bdir = kbuild.build("x86_64", impl, "run")
+    initrd = make_initramfs(bdir)
+    log = bdir / "run-console.log"
+    text = qemu.boot("x86_64", bdir, "loglevel=4 panic=-1", log, lambda t: "RKPROBES-DONE" in t,
+                     args.timeout, initrd=initrd, label=f"run x86_64/{impl}")
+    banner(f"kprobes at work: x86_64, {impl} implementation of the core")
+    steps = []
+    shown = False
+    for ln in text.splitlines():
+        ln = ln.rstrip("\r")
+        if ln.startswith("### "):
+            shown = True
+            print(f"\n--- {ln[4:]}")
+            continue
+        m = re.match(r"^RKPROBES-STEP (\S+) (OK|FAIL) (.*)$", ln)
+        if m:
+            steps.append(m.groups())
+            print(f"    [{m.group(2)}] {m.group(3)}")
+            continue
+        if ln == "RKPROBES-DONE":
+            break
+        if shown:
+            print(f"    {ln}")
+    failed = [s for s in steps if s[1] != "OK"]
+    banner("run summary")
+    for name, status, what in steps:
+        print(f"  {status:4}  {name}: {what}")
+    if not steps:
+        raise Failure(f"the guest reported no steps; see {log}")
+    if failed:
+        raise Failure(f"{len(failed)} step(s) failed: " + ", ".join(s[0] for s in failed) + f" (console: {log})")
+    info(f"all {len(steps)} steps passed (console: {log})")
+    return 0

@@ -1,0 +1,221 @@
+# SPDX-License-Identifier: GPL-2.0
+"""`rkprobes test`: host checks, decoder checks, then KUnit in QEMU per (arch, impl).
+
+Every step runs even when an earlier one failed; the summary lists each step
+and the run ends with one line `N passed, N failed, N skipped`, counting
+test cases (cargo tests, KUnit cases) and single checks (clippy, fmt, the
+decoder's differential run).
+"""
+
+import json
+import re
+import subprocess
+import sys
+
+from . import common, kbuild, qemu, setup
+from .common import Failure, banner, info
+
+HOST_DIR = common.REPO / "tools" / "testing" / "rkprobes" / "host"
+DECODER_PKG = "rkprobes-x86-insn"
+
+
+class Results:
+    def __init__(self):
+        self.rows = []  # (status, name, passed, failed, skipped, note)
+
+    def add(self, name, passed=0, failed=0, skipped=0, note=""):
+        status = "FAIL" if failed else ("SKIP" if skipped and not passed else "PASS")
+        self.rows.append((status, name, passed, failed, skipped, note))
+        if status == "SKIP":
+            print(f"\n*** SKIPPED: {name}: {note} ***\n", flush=True)
+        elif status == "FAIL":
+            print(f"\n*** FAILED: {name}: {note} ***\n", flush=True)
+
+    def totals(self):
+        return tuple(sum(r[i] for r in self.rows) for i in (2, 3, 4))
+
+
+def _cargo(args, label, log):
+    cargo = setup.host_cargo()
+    if not cargo:
+        raise Failure("no host cargo; run scripts/rkprobes setup")
+    cmd = [cargo] + args
+    info("$ cargo " + " ".join(args))
+    rc = common.run_logged(cmd, log, cwd=str(common.REPO), label=label)
+    return rc, log.read_text(errors="replace")
+
+
+def _host_crates():
+    return sorted(p.parent.name for p in HOST_DIR.glob("*/Cargo.toml"))
+
+
+def host_checks(res, packages=None):
+    logs = common.CACHE / "logs"
+    if not _host_crates():
+        res.add("host: cargo workspace", skipped=1, note="no host crates in tools/testing/rkprobes/host yet")
+        return
+    sel = ["--workspace"] if packages is None else sum((["-p", p] for p in packages), [])
+    what = "workspace" if packages is None else ",".join(packages)
+    rc, out = _cargo(["test"] + sel, "cargo test", logs / "cargo-test.log")
+    passed = sum(int(m) for m in re.findall(r"test result: \w+\. (\d+) passed", out))
+    failed = sum(int(m) for m in re.findall(r"test result: \w+\. \d+ passed; (\d+) failed", out))
+    ignored = sum(int(m) for m in re.findall(r"; (\d+) ignored", out))
+    if rc != 0 and failed == 0:
+        failed = 1
+    res.add(f"host: cargo test ({what})", passed, failed, ignored,
+            note="" if rc == 0 else f"exit {rc}; tail of {logs / 'cargo-test.log'}:\n" + "\n".join(out.splitlines()[-30:]))
+    rc, out = _cargo(["clippy"] + sel + ["--all-targets", "--", "-D", "warnings"], "cargo clippy",
+                     logs / "cargo-clippy.log")
+    res.add(f"host: cargo clippy -D warnings ({what})", int(rc == 0), int(rc != 0),
+            note="" if rc == 0 else "\n".join(out.splitlines()[-30:]))
+    rc, out = _cargo(["fmt", "--all", "--", "--check"], "cargo fmt", logs / "cargo-fmt.log")
+    res.add("host: cargo fmt --check", int(rc == 0), int(rc != 0),
+            note="" if rc == 0 else "\n".join(out.splitlines()[-30:]))
+
+
+def _has_bin(package, binary):
+    cargo = setup.host_cargo()
+    r = subprocess.run([cargo, "metadata", "--no-deps", "--format-version", "1"], cwd=str(common.REPO),
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return False
+    for pkg in json.loads(r.stdout)["packages"]:
+        if pkg["name"] == package:
+            return any(t["name"] == binary and "bin" in t["kind"] for t in pkg["targets"])
+    return False
+
+
+def decoder_difftest(res):
+    """Compare the Rust decoder's lengths with objdump over the x86_64 vmlinux."""
+    name = "decoder: insn-difftest against objdump on the x86_64 vmlinux"
+    if not _has_bin(DECODER_PKG, "insn-difftest"):
+        res.add(name, skipped=1, note=f"the {DECODER_PKG} package has no insn-difftest binary yet")
+        return
+    try:
+        bdir = kbuild.build("x86_64", "c", "kunit")
+    except Failure as e:
+        res.add(name, failed=1, note=f"could not build the vmlinux to compare against: {e}")
+        return
+    log = common.CACHE / "logs" / "insn-difftest.log"
+    rc, out = _cargo(["run", "--release", "-q", "-p", DECODER_PKG, "--bin", "insn-difftest", "--",
+                      str(bdir / "vmlinux")], "insn-difftest", log)
+    m = re.search(r"^(\d+) instructions, (\d+) mismatches$", out, re.M)
+    if m:
+        print(m.group(0), flush=True)
+    ok = rc == 0 and m and int(m.group(2)) == 0
+    res.add(name, int(bool(ok)), int(not ok),
+            note=m.group(0) if m else "no summary line; tail:\n" + "\n".join(out.splitlines()[-20:]))
+
+
+def _strip_prefix(line):
+    return re.sub(r"^\[\s*\d+\.\d+\]\s?", "", line.rstrip("\r\n"))
+
+
+def ktap_done(text):
+    """True once the top-level KTAP plan has all its results."""
+    plan = None
+    results = 0
+    for ln in text.splitlines():
+        ln = _strip_prefix(ln)
+        m = re.match(r"^1\.\.(\d+)$", ln)
+        if m and plan is None:
+            plan = int(m.group(1))
+        elif plan is not None and re.match(r"^(not )?ok \d+", ln):
+            results += 1
+    return plan is not None and results >= plan
+
+
+def _count_cases(group, out):
+    for case in group.get("test_cases", []):
+        out.append((group.get("name", "?"), case["name"], case["status"]))
+    for sub in group.get("sub_groups", []):
+        _count_cases(sub, out)
+
+
+def kunit(res, arch, impl, timeout):
+    a = common.ARCHES[arch]
+    name = f"kunit {arch}/{impl}: kprobes_test"
+    try:
+        bdir = kbuild.build(arch, impl, "kunit")
+        log = bdir / "kunit-console.log"
+        qemu.boot(arch, bdir, "kunit_shutdown=reboot", log, ktap_done, timeout, label=f"KUnit {arch}/{impl}")
+    except Failure as e:
+        res.add(name, failed=a.kunit_cases, note=str(e))
+        return
+    jpath = bdir / "kunit.json"
+    jpath.unlink(missing_ok=True)
+    kunit_py = common.TREE / "tools" / "testing" / "kunit" / "kunit.py"
+    r = subprocess.run([sys.executable, str(kunit_py), "parse", f"--json={jpath}", str(log)],
+                       capture_output=True, text=True)
+    print(r.stdout, end="", flush=True)
+    try:
+        data = json.loads(jpath.read_text())
+    except (OSError, ValueError):
+        res.add(name, failed=a.kunit_cases, note=f"kunit.py parse produced no results:\n{r.stdout[-1500:]}{r.stderr[-800:]}")
+        return
+    cases = []
+    _count_cases(data, cases)
+    kp = [c for c in cases if c[0] == "kprobes_test"]
+    passed = sum(1 for c in cases if c[2] == "PASS")
+    failed = sum(1 for c in cases if c[2] not in ("PASS", "SKIP"))
+    skipped = sum(1 for c in cases if c[2] == "SKIP")
+    kp_pass = sum(1 for c in kp if c[2] == "PASS")
+    note = f"kprobes_test {kp_pass}/{len(kp)} passed, {a.kunit_cases} expected on {arch}"
+    if len(kp) < a.kunit_cases:
+        failed += a.kunit_cases - len(kp)
+        note += f"; only {len(kp)} kprobes_test cases ran"
+    for c in cases:
+        if c[2] != "PASS":
+            note += f"\n  {c[2]}: {c[0]}.{c[1]}"
+    res.add(f"kunit {arch}/{impl}: {', '.join(sorted({c[0] for c in cases})) or 'no suite'}",
+            passed, failed, skipped, note)
+
+
+def cmd_test(args):
+    res = Results()
+    arches = common.parse_choice(args.arch, tuple(common.ARCHES), "--arch")
+    if args.impl:
+        impls = common.parse_choice(args.impl, common.IMPLS, "--impl")
+        for impl in impls:
+            common.require_impl_available(impl)
+    else:
+        impls = common.default_impls()
+    setup.ensure()
+
+    if args.decoder:
+        banner("x86 decoder checks")
+        host_checks(res, packages=[DECODER_PKG]) if (HOST_DIR / "x86-insn").is_dir() else \
+            res.add("decoder: host tests", skipped=1, note="the decoder package is not in the tree yet")
+        decoder_difftest(res)
+        return _summary(res)
+
+    banner("host checks: cargo test, clippy, fmt")
+    host_checks(res)
+    if not args.host_only:
+        if "rust" not in impls and not args.impl:
+            res.add("kunit: --impl rust", skipped=1,
+                    note=f"the Rust core is not in the tree yet ({common.RUST_CORE_ROOT.relative_to(common.REPO)} "
+                    "missing); only the C implementation is tested")
+        for arch in arches:
+            for impl in impls:
+                banner(f"KUnit on {arch}, {impl} implementation")
+                kunit(res, arch, impl, args.timeout)
+        if "x86_64" in arches:
+            banner("x86 decoder: differential test against objdump")
+            decoder_difftest(res)
+    return _summary(res)
+
+
+def _summary(res):
+    banner("summary")
+    for status, name, p, f, s, note in res.rows:
+        counts = f"{p} passed, {f} failed" + (f", {s} skipped" if s else "")
+        print(f"  {status:4}  {name} ({counts})")
+        if status != "PASS" and note:
+            for ln in note.splitlines()[:12]:
+                print(f"          {ln}")
+        elif note and status == "PASS":
+            print(f"          {note.splitlines()[0]}")
+    p, f, s = res.totals()
+    print(f"{p} passed, {f} failed" + (f", {s} skipped" if s else ""), flush=True)
+    return 1 if f else 0

@@ -1,0 +1,193 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Paths, the arch table, messages and process helpers shared by all commands."""
+
+import fcntl
+import os
+import shutil
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CACHE = Path(os.environ.get("RKPROBES_CACHE", Path.home() / ".cache" / "rkprobes"))
+KERNEL_VERSION = "6.12.117"
+SOURCE_TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
+PRISTINE = CACHE / "linux-source-6.12"
+TREE = CACHE / "tree"
+CONFIGS = REPO / "tools" / "testing" / "rkprobes" / "configs"
+
+IMPLS = ("rust", "c")
+# Build configurations: a fragment under tools/testing/rkprobes/configs/ each.
+CONFIG_NAMES = ("kunit", "run")
+
+# The crate root of the Rust core; its presence is what makes --impl rust buildable.
+RUST_CORE_ROOT = REPO / "kernel" / "kprobes" / "kprobes_rust.rs"
+
+LLVM_SUFFIX = "-22"
+RUSTC = "/usr/bin/rustc"
+RUSTDOC = "/usr/bin/rustdoc"
+LIBCLANG_PATH = "/usr/lib/llvm-22/lib"
+
+
+class Arch:
+    """How to build one architecture and boot it under QEMU."""
+
+    def __init__(self, name, karch, qemu, image, console, qemu_args, kunit_cases):
+        self.name = name
+        self.karch = karch
+        self.qemu = qemu
+        self.image = image
+        self.console = console
+        self.qemu_args = qemu_args
+        # Cases of upstream's kprobes_test this arch runs (the stacktrace
+        # cases need ARCH_CORRECT_STACKTRACE_ON_KRETPROBE).
+        self.kunit_cases = kunit_cases
+
+
+ARCHES = {
+    "x86_64": Arch("x86_64", "x86_64", "qemu-system-x86_64", "arch/x86/boot/bzImage",
+                   "ttyS0", ["-bios", "qboot.rom"], 7),
+    "arm64": Arch("arm64", "arm64", "qemu-system-aarch64", "arch/arm64/boot/Image",
+                  "ttyAMA0", ["-machine", "virt", "-cpu", "max,pauth-impdef=on"], 7),
+    "riscv": Arch("riscv", "riscv", "qemu-system-riscv64", "arch/riscv/boot/Image",
+                  "ttyS0", ["-machine", "virt", "-cpu", "rv64", "-bios",
+                            "/usr/share/qemu/opensbi-riscv64-generic-fw_dynamic.bin"], 5),
+    "loongarch": Arch("loongarch", "loongarch", "qemu-system-loongarch64", "vmlinux",
+                      "ttyS0", ["-machine", "virt", "-cpu", "max"], 5),
+}
+
+
+class Failure(Exception):
+    """A step failed; the message says what and how to fix it."""
+
+
+_tty = sys.stdout.isatty()
+
+
+def info(msg):
+    print(f"rkprobes: {msg}", flush=True)
+
+
+def error(msg):
+    print(f"rkprobes: error: {msg}", file=sys.stderr, flush=True)
+
+
+def banner(msg):
+    line = "=" * min(78, max(20, len(msg) + 8))
+    print(f"\n{line}\n=== {msg}\n{line}", flush=True)
+
+
+def parse_choice(value, valid, what):
+    """Split a comma-separated option and refuse anything not in `valid`."""
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    if value.strip() == "all":
+        return list(valid)
+    bad = [v for v in items if v not in valid]
+    if bad or not items:
+        raise Failure(f"unsupported {what} {', '.join(bad) or repr(value)}; valid values: "
+                      + ", ".join(valid))
+    return items
+
+
+def rust_core_present():
+    return RUST_CORE_ROOT.is_file()
+
+
+def require_impl_available(impl):
+    if impl == "rust" and not rust_core_present():
+        raise Failure(
+            "--impl rust: the Rust kprobes core is not in this tree yet "
+            f"({RUST_CORE_ROOT.relative_to(REPO)} does not exist), so there is nothing to build "
+            "with CONFIG_KPROBES_RUST=y. Use --impl c.")
+
+
+def default_impls():
+    return ["c", "rust"] if rust_core_present() else ["c"]
+
+
+def find_tool(name, extra_dirs=()):
+    for d in extra_dirs:
+        cand = Path(d) / name
+        if cand.is_file() and os.access(cand, os.X_OK):
+            return str(cand)
+    return shutil.which(name)
+
+
+def cargo_bin_dirs():
+    home = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo"))
+    return [home / "bin"]
+
+
+def fmt_secs(secs):
+    secs = int(secs)
+    return f"{secs // 60}m{secs % 60:02d}s" if secs >= 60 else f"{secs}s"
+
+
+def run_logged(cmd, log_path, env=None, cwd=None, label="", progress=None, timeout=None):
+    """Run `cmd`, write all of its output to `log_path`, show progress.
+
+    `progress(line)` may return a short text describing the current step;
+    it is shown at most every few seconds (a rewritten line on a terminal,
+    a line every 30 s otherwise). Returns the exit code.
+    """
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    last_shown = 0.0
+    interval = 2.0 if _tty else 30.0
+    current = ""
+    with open(log_path, "w", errors="replace") as log:
+        log.write("$ " + " ".join(str(c) for c in cmd) + "\n")
+        log.flush()
+        proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env=env, cwd=cwd, text=True, errors="replace", bufsize=1)
+        try:
+            for line in proc.stdout:
+                log.write(line)
+                if progress:
+                    step = progress(line)
+                    if step:
+                        current = step
+                now = time.monotonic()
+                if now - last_shown >= interval:
+                    last_shown = now
+                    status = f"  [{fmt_secs(now - start)}] {label} {current}"[:100]
+                    if _tty:
+                        print("\r" + status.ljust(100), end="", flush=True)
+                    else:
+                        print(status, flush=True)
+                if timeout and now - start > timeout:
+                    proc.kill()
+                    log.write(f"\nrkprobes: killed after {timeout}s\n")
+                    break
+            proc.wait()
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+    if _tty:
+        print("\r" + " " * 100 + "\r", end="", flush=True)
+    return proc.returncode
+
+
+def tail(path, lines=40):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+@contextmanager
+def build_lock():
+    """Serialise tree preparation and kernel builds: one at a time on this machine."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / "build.lock", "w") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            info("another rkprobes build holds the build lock; waiting for it")
+            fcntl.flock(f, fcntl.LOCK_EX)
+        yield

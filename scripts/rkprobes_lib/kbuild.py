@@ -1,0 +1,152 @@
+# SPDX-License-Identifier: GPL-2.0
+"""`rkprobes build`: configure and build one kernel out of tree.
+
+One build directory per (arch, implementation, configuration) under
+$CACHE/build/, so switching between them costs nothing. The .config is
+made from fragments (the configuration, the arch's console, the
+implementation switch) with olddefconfig, as kunit.py does, and every
+option a fragment asks for is checked afterwards.
+"""
+
+import hashlib
+import os
+import re
+
+from . import common, setup, tree
+from .common import Failure, info
+
+
+def add_build_args(p, default_config):
+    p.add_argument("--impl", default="c",
+                   help="implementation of the kprobes core: " + " or ".join(common.IMPLS) + " (default c)")
+    p.add_argument("--arch", default="x86_64", help="one of: " + ", ".join(common.ARCHES) + " (default x86_64)")
+    p.add_argument("--config", default=default_config,
+                   help="configuration: " + ", ".join(common.CONFIG_NAMES) + f" (default {default_config})")
+
+
+def build_dir(arch, impl, config):
+    return common.CACHE / "build" / f"{arch}-{impl}-{config}"
+
+
+def make_vars(arch):
+    bindgen = setup.bindgen_path() or "bindgen"
+    return [f"ARCH={common.ARCHES[arch].karch}", f"LLVM={common.LLVM_SUFFIX}",
+            f"RUSTC={common.RUSTC}", f"HOSTRUSTC={common.RUSTC}", f"RUSTDOC={common.RUSTDOC}",
+            f"BINDGEN={bindgen}"]
+
+
+def make_env():
+    env = dict(os.environ, LIBCLANG_PATH=common.LIBCLANG_PATH)
+    env.pop("MAKEFLAGS", None)
+    return env
+
+
+def _fragments(arch, impl, config):
+    names = [f"{config}.config", f"arch-{arch}.config", f"impl-{impl}.config"]
+    paths = [common.CONFIGS / n for n in names]
+    for p in paths:
+        if not p.is_file():
+            raise Failure(f"missing config fragment {p.relative_to(common.REPO)}")
+    return paths
+
+
+def _wanted_options(text):
+    wanted = {}
+    for ln in text.splitlines():
+        m = re.match(r"^(CONFIG_\w+)=(.*)$", ln.strip())
+        if m:
+            wanted[m.group(1)] = m.group(2)
+        m = re.match(r"^# (CONFIG_\w+) is not set$", ln.strip())
+        if m:
+            wanted[m.group(1)] = None
+    return wanted
+
+
+def _check_config(bdir, wanted):
+    have = _wanted_options((bdir / ".config").read_text())
+    wrong = []
+    for opt, val in wanted.items():
+        got = have.get(opt)
+        if got != val:
+            wrong.append(f"{opt}: wanted {val or 'not set'}, got {got or 'not set'}")
+    return wrong
+
+
+def configure(arch, impl, config, bdir):
+    frags = _fragments(arch, impl, config)
+    text = "".join(f"# {p.name}\n{p.read_text()}\n" for p in frags)
+    stamp = hashlib.sha256((text + " ".join(make_vars(arch))).encode()).hexdigest()
+    stamp_file = bdir / ".rkprobes-config"
+    if (bdir / ".config").is_file() and stamp_file.is_file() and stamp_file.read_text() == stamp:
+        return
+    bdir.mkdir(parents=True, exist_ok=True)
+    info(f"configuring {bdir.name} from {', '.join(p.name for p in frags)}")
+    (bdir / ".config").write_text(text)
+    cmd = ["make", "-C", str(common.TREE), f"O={bdir}"] + make_vars(arch) + ["olddefconfig"]
+    rc = common.run_logged(cmd, bdir / "config.log", env=make_env(), label="olddefconfig")
+    if rc != 0:
+        stamp_file.unlink(missing_ok=True)
+        raise Failure(f"configuring failed: {' '.join(cmd)}\n--- tail of {bdir / 'config.log'}:\n"
+                      + common.tail(bdir / "config.log"))
+    wrong = _check_config(bdir, _wanted_options(text))
+    if wrong:
+        stamp_file.unlink(missing_ok=True)
+        hint = ""
+        if any(w.startswith("CONFIG_RUST:") for w in wrong):
+            hint = ("\nCONFIG_RUST did not stick: the Rust toolchain was not accepted. See why with:\n  make -C "
+                    f"{common.TREE} O={bdir} {' '.join(make_vars(arch))} rustavailable")
+        raise Failure("the configuration does not have what its fragments ask for:\n  "
+                      + "\n  ".join(wrong) + hint)
+    stamp_file.write_text(stamp)
+
+
+def _progress(line):
+    m = re.match(r"^\s+([A-Z][A-Z0-9_-]{1,10})\s+(\S+)", line)
+    return f"{m.group(1)} {m.group(2)}" if m else None
+
+
+def build(arch, impl, config, quiet_if_fresh=False):
+    """Prepare the tree and build; returns the build directory."""
+    if arch not in common.ARCHES:
+        raise Failure(f"unsupported --arch {arch}; valid values: {', '.join(common.ARCHES)}")
+    if impl not in common.IMPLS:
+        raise Failure(f"unsupported --impl {impl}; valid values: {', '.join(common.IMPLS)}")
+    if config not in common.CONFIG_NAMES:
+        raise Failure(f"unsupported --config {config}; valid values: {', '.join(common.CONFIG_NAMES)}")
+    common.require_impl_available(impl)
+    setup.ensure()
+    bdir = build_dir(arch, impl, config)
+    with common.build_lock():
+        tree.prepare()
+        configure(arch, impl, config, bdir)
+        cmd = ["make", "-C", str(common.TREE), f"O={bdir}"] + make_vars(arch) + [f"-j{os.cpu_count() or 2}", "all"]
+        info(f"building {bdir.name} (log: {bdir / 'build.log'})")
+        import time
+        start = time.monotonic()
+        rc = common.run_logged(cmd, bdir / "build.log", env=make_env(), label=bdir.name, progress=_progress)
+        secs = time.monotonic() - start
+    if rc != 0:
+        raise Failure(f"kernel build failed (exit {rc}): {' '.join(cmd)}\n"
+                      f"--- tail of {bdir / 'build.log'}:\n" + common.tail(bdir / "build.log", 50))
+    image = bdir / common.ARCHES[arch].image
+    if not image.is_file():
+        raise Failure(f"the build finished but {image} is missing")
+    info(f"built {bdir.name} in {common.fmt_secs(secs)}: {image}")
+    _check_impl(bdir, impl)
+    return bdir
+
+
+def _check_impl(bdir, impl):
+    """Make sure the kernel holds the implementation asked for, never silently the other one."""
+    c_obj = bdir / "kernel" / "kprobes.o"
+    rust_obj = bdir / "kernel" / "kprobes" / "kprobes_rust.o"
+    if impl == "c" and not c_obj.is_file():
+        raise Failure(f"--impl c built, but {c_obj} is missing")
+    if impl == "rust" and (c_obj.is_file() or not rust_obj.is_file()):
+        raise Failure(f"--impl rust built, but kernel/kprobes.o exists={c_obj.is_file()}, "
+                      f"kernel/kprobes/kprobes_rust.o exists={rust_obj.is_file()}")
+
+
+def cmd_build(args):
+    build(args.arch, args.impl, args.config)
+    return 0

@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Boot a built kernel under QEMU (TCG), capture the console, stop when done."""
+
+import re
+import subprocess
+import threading
+import time
+
+from . import common
+from .common import Failure, info
+
+
+def qemu_command(arch, bdir, append, initrd=None, extra=()):
+    a = common.ARCHES[arch]
+    cmd = [a.qemu, "-nodefaults", "-m", "1024", "-kernel", str(bdir / a.image),
+           "-append", f"console={a.console} {append}".strip(), "-no-reboot", "-nographic",
+           "-serial", "stdio"] + a.qemu_args + list(extra)
+    if initrd:
+        cmd += ["-initrd", str(initrd)]
+    return cmd
+
+
+def boot(arch, bdir, append, log_path, done, timeout, initrd=None, extra=(), label="boot"):
+    """Boot and return the console text.
+
+    `done(text)` tells when the guest has printed all that is wanted; QEMU is
+    then given a moment to exit by itself (the guest reboots, -no-reboot
+    turns that into an exit) and is killed otherwise. A boot that does not
+    finish within `timeout` seconds is killed and reported with the tail of
+    its console.
+    """
+    cmd = qemu_command(arch, bdir, append, initrd, extra)
+    info(f"booting {bdir.name} under QEMU (console log: {log_path})")
+    lines = []
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            text=True, errors="replace", bufsize=1)
+
+    def reader():
+        for ln in proc.stdout:
+            lines.append(ln)
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    finished = False
+    timed_out = False
+    try:
+        while proc.poll() is None:
+            if done("".join(lines)):
+                finished = True
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                break
+            if time.monotonic() - start > timeout:
+                timed_out = True
+                proc.kill()
+                break
+            time.sleep(0.2)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        t.join(timeout=5)
+    text = "".join(lines)
+    with open(log_path, "w") as f:
+        f.write("$ " + " ".join(cmd) + "\n" + text)
+    secs = time.monotonic() - start
+    if not finished and done(text):
+        finished = True
+    if timed_out:
+        raise Failure(f"{label}: QEMU did not finish within {timeout}s and was killed.\n"
+                      f"--- tail of the console ({log_path}):\n" + "".join(text.splitlines(True)[-40:]))
+    if not finished:
+        panic = re.search(r"Kernel panic.*", text)
+        raise Failure(f"{label}: QEMU exited (code {proc.returncode}) before the guest finished"
+                      + (f" ({panic.group(0)})" if panic else "")
+                      + f".\n--- tail of the console ({log_path}):\n" + "".join(text.splitlines(True)[-40:]))
+    info(f"{label}: guest finished in {common.fmt_secs(secs)}")
+    return text

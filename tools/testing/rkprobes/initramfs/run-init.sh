@@ -1,0 +1,90 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# /init of the `scripts/rkprobes run` initramfs: shows kprobes at work the
+# way a user sees them, and marks each step for the host:
+#   RKPROBES-STEP <name> OK|FAIL <what was checked>
+# The host prints the sections between "### <title>" lines and fails the
+# run if any step failed or RKPROBES-DONE never came.
+
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+KP=/sys/kernel/debug/kprobes
+TR=/sys/kernel/tracing
+
+step() {	# step NAME CONDITION-STATUS WHAT
+	if [ "$2" = 0 ]; then echo "RKPROBES-STEP $1 OK $3"; else echo "RKPROBES-STEP $1 FAIL $3"; fi
+}
+section() { echo; echo "### $*"; }
+forks() { for i in 1 2 3 4 5; do /bin/true; done; }
+count() { dmesg | grep -c "$1"; }
+
+section "loading upstream's samples/kprobes modules (probing kernel_clone)"
+insmod /lib/modules/kprobe_example.ko; step insmod-kprobe_example $? "insmod kprobe_example.ko"
+insmod /lib/modules/kretprobe_example.ko; step insmod-kretprobe_example $? "insmod kretprobe_example.ko"
+dmesg | grep -E "Planted (kprobe|return probe)"
+forks
+section "handler output after 5 forks (dmesg)"
+dmesg | grep -E "kernel_clone> (pre|post)_handler|kernel_clone returned" | tail -n 6
+[ "$(count 'pre_handler: p->addr')" -gt 0 ]; step kprobe-handlers-fire $? "kprobe pre/post handlers printed"
+[ "$(count 'kernel_clone returned')" -gt 0 ]; step kretprobe-handler-fires $? "kretprobe handler printed"
+
+section "cat $KP/list"
+cat $KP/list
+grep -q "kernel_clone+0x0" $KP/list; step list-shows-probes $? "kernel_clone is in kprobes/list"
+
+section "cat $KP/enabled; echo 0 > enabled; fork; echo 1 > enabled; fork"
+echo "enabled: $(cat $KP/enabled)"
+echo 0 > $KP/enabled
+echo "after writing 0: enabled: $(cat $KP/enabled)"
+before=$(count 'pre_handler: p->addr')
+forks
+after=$(count 'pre_handler: p->addr')
+echo "pre_handler lines while disarmed: $before before 5 forks, $after after"
+[ "$(cat $KP/enabled)" = 0 ] && [ "$before" = "$after" ]; step disarm-all $? "no hits while disarmed"
+echo 1 > $KP/enabled
+echo "after writing 1: enabled: $(cat $KP/enabled)"
+forks
+again=$(count 'pre_handler: p->addr')
+echo "pre_handler lines after re-arming and 5 forks: $again"
+[ "$(cat $KP/enabled)" = 1 ] && [ "$again" -gt "$after" ]; step rearm-all $? "hits again after re-arming"
+
+section "/proc/sys/debug/kprobes-optimization"
+echo "kprobes-optimization: $(cat /proc/sys/debug/kprobes-optimization)"
+echo 0 > /proc/sys/debug/kprobes-optimization
+echo "after writing 0: $(cat /proc/sys/debug/kprobes-optimization)"
+grep -c OPTIMIZED $KP/list | sed 's/^/[OPTIMIZED] probes now: /'
+[ "$(cat /proc/sys/debug/kprobes-optimization)" = 0 ] && ! grep -q OPTIMIZED $KP/list
+step sysctl-off $? "optimization off, no [OPTIMIZED] probe"
+echo 1 > /proc/sys/debug/kprobes-optimization
+echo "after writing 1: $(cat /proc/sys/debug/kprobes-optimization)"
+[ "$(cat /proc/sys/debug/kprobes-optimization)" = 1 ]; step sysctl-on $? "optimization back on"
+
+section "kprobe_events: p: and r: probes on do_sys_openat2"
+echo 'p:rkprobes/open do_sys_openat2 dfd=$arg1' > $TR/kprobe_events; s1=$?
+echo 'r:rkprobes/open_ret do_sys_openat2 ret=$retval' >> $TR/kprobe_events; s2=$?
+[ $s1 = 0 ] && [ $s2 = 0 ]; step kprobe-events-define $? "defined p: and r: events"
+cat $TR/kprobe_events
+echo 1 > $TR/events/rkprobes/enable
+cat /proc/version > /dev/null
+echo 0 > $TR/events/rkprobes/enable
+grep -E "rkprobes/|open(_ret)?:" $KP/list
+grep -E " (open|open_ret):" $TR/trace | tail -n 4
+grep -q " open: " $TR/trace; step kprobe-event-p-fires $? "p: event in the trace"
+grep -q " open_ret: " $TR/trace; step kprobe-event-r-fires $? "r: event in the trace"
+echo > $TR/kprobe_events; step kprobe-events-remove $? "events removed"
+
+section "unloading the samples"
+rmmod kprobe_example; s1=$?
+rmmod kretprobe_example; s2=$?
+dmesg | grep -E "(kprobe|kretprobe) at .* unregistered" | tail -n 2
+echo "kprobes/list now:"
+cat $KP/list
+[ $s1 = 0 ] && [ $s2 = 0 ] && ! grep -q kernel_clone $KP/list; step unload $? "list empty of the samples' probes"
+
+echo RKPROBES-DONE
+reboot -f
