@@ -1,0 +1,1203 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Simulated architecture, text memory, symbol table and probe storage for the host tests.
+//!
+//! One [`Sim`] implements every platform trait of the core. Probe memory is an arena; the C list
+//! primitives are modelled with their exact link semantics (poisoning included), so walking a
+//! poisoned or freed link, double-freeing a slot, or calling an arch hook without the locks C
+//! guarantees panics the test. Text is a byte array: arming writes `INT3`, optimizing writes a
+//! `JMP` plus four covered bytes, and disarming writes back the opcode the probe saved.
+
+// Each test binary uses a different subset of the simulation; which items are unused varies, so
+// `expect` cannot be used here.
+#![allow(dead_code)]
+
+use std::cell::{Cell, RefCell, RefMut};
+use std::collections::BTreeSet;
+use std::ops::ControlFlow;
+
+use rkprobes_core::arch::Arch;
+use rkprobes_core::blacklist::BlacklistStore;
+use rkprobes_core::errno::{Errno, Result};
+use rkprobes_core::store::{flags_disabled, KprobeState, OptQueue, ProbeStore, KPROBE_TABLE_SIZE};
+use rkprobes_core::table;
+use rkprobes_core::text::{FtraceOps, KernelText, Ksym};
+
+/// Breakpoint byte written by `arm_kprobe`.
+pub const INT3: u8 = 0xcc;
+/// First byte of an installed optimization jump.
+pub const JMP: u8 = 0xe9;
+/// Bytes covered by the jump (after its first byte).
+pub const JMP_COVER: u8 = 0xaa;
+/// Length of the optimization jump.
+pub const JMP_LEN: usize = 5;
+
+/// Base of simulated core text.
+pub const TEXT_BASE: usize = 0x1000;
+/// Size of simulated core text.
+pub const TEXT_SIZE: usize = 0x2000;
+/// Start of `.kprobes.text`.
+pub const KPROBES_TEXT: (usize, usize) = (0x2c00, 0x2d00);
+/// Start of `.noinstr.text`.
+pub const NOINSTR_TEXT: (usize, usize) = (0x2d00, 0x2e00);
+/// Start and end of init memory.
+pub const INIT_MEM: (usize, usize) = (0x2e00, 0x2f00);
+/// Module text: core then init.
+pub const MOD_CORE: (usize, usize) = (0x2f00, 0x2f80);
+/// Module init text.
+pub const MOD_INIT: (usize, usize) = (0x2f80, 0x3000);
+
+/// Handle of a probe in the arena.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, PartialOrd, Ord, Hash)]
+pub struct Pid(pub usize);
+
+/// A `struct list_head` link value.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Link {
+    Uninit,
+    Node(Pid),
+    Poison1,
+    Poison2,
+}
+
+/// State of a `struct hlist_node`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum HState {
+    /// `pprev == NULL`.
+    Unhashed,
+    /// In a bucket.
+    Hashed,
+    /// Unlinked with `hlist_del_rcu`/`hlist_replace_rcu`: `pprev` poisoned.
+    Poisoned,
+}
+
+/// What a user handler does.
+#[derive(Clone, Debug, Default)]
+pub struct HandlerSpec {
+    /// Return value of the pre_handler.
+    pub ret: i32,
+    /// Address the handler "calls" (a nested hit).
+    pub reenter: Option<usize>,
+}
+
+/// A handler invocation, for the tests' models.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Call {
+    /// pre_handler of the probe.
+    Pre(Pid),
+    /// post_handler of the probe.
+    Post(Pid),
+}
+
+#[derive(Clone, Debug)]
+struct Rec {
+    alive: bool,
+    aggr: bool,
+    addr: usize,
+    symbol_name: Option<&'static [u8]>,
+    core_alloc: bool,
+    offset: u32,
+    flags: u32,
+    nmissed: u64,
+    pre: Option<HandlerSpec>,
+    post: Option<HandlerSpec>,
+    aggr_post: bool,
+    opcode: u8,
+    slot: Option<usize>,
+    hlist: HState,
+    next: Link,
+    prev: Link,
+    op_queue: Option<OptQueue>,
+    optinsn: bool,
+    jump_saved: Option<[u8; JMP_LEN - 1]>,
+}
+
+impl Rec {
+    fn new(alive: bool) -> Self {
+        Rec {
+            alive,
+            aggr: false,
+            addr: 0,
+            symbol_name: None,
+            core_alloc: false,
+            offset: 0,
+            flags: 0,
+            nmissed: 0,
+            pre: None,
+            post: None,
+            aggr_post: false,
+            opcode: 0,
+            slot: None,
+            hlist: HState::Unhashed,
+            next: Link::Uninit,
+            prev: Link::Uninit,
+            op_queue: None,
+            optinsn: false,
+            jump_saved: None,
+        }
+    }
+}
+
+struct Sym {
+    name: &'static str,
+    addr: usize,
+    size: usize,
+    module: bool,
+}
+
+struct Inner {
+    recs: Vec<Rec>,
+    buckets: Vec<Vec<Pid>>,
+    queues: [Vec<Pid>; 3],
+    text: Vec<u8>,
+    original: Vec<u8>,
+    boundaries: BTreeSet<usize>,
+    syms: Vec<Sym>,
+    blacklist: Vec<(usize, usize)>,
+    slots_used: BTreeSet<usize>,
+    slot_capacity: usize,
+    next_slot: usize,
+    log: Vec<Call>,
+    current: Option<Pid>,
+    module_refs: i64,
+    module_coming: bool,
+    module_get_fails: bool,
+    ftrace_filters: Vec<(FtraceOps, usize)>,
+    ftrace_registered: [bool; 2],
+    optimizable: BTreeSet<usize>,
+    rcu_syncs: u64,
+    kicks: u64,
+}
+
+/// The simulated platform; `OPT` selects CONFIG_OPTPROBES, `FTRACE` CONFIG_KPROBES_ON_FTRACE.
+pub struct Sim<const OPT: bool, const FTRACE: bool> {
+    inner: RefCell<Inner>,
+    state: RefCell<KprobeState>,
+    text_depth: Cell<u32>,
+    jump_label_depth: Cell<u32>,
+}
+
+fn qidx(q: OptQueue) -> usize {
+    match q {
+        OptQueue::Optimizing => 0,
+        OptQueue::Unoptimizing => 1,
+        OptQueue::Freeing => 2,
+    }
+}
+
+/// Names of the simulated symbols; functions are 0x40 bytes from `TEXT_BASE`.
+pub const FUNCS: [&str; 8] = [
+    "func_a", "func_b", "func_c", "func_d", "func_e", "func_f", "func_g", "func_h",
+];
+
+/// An ftrace site (sym+0 of this function).
+pub const FTRACED: &str = "ftraced_fn";
+
+impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
+    /// A fresh platform: text, symbols, and the state after `init_kprobes`.
+    pub fn new() -> Self {
+        let mut text = vec![0u8; TEXT_SIZE];
+        let mut boundaries = BTreeSet::new();
+        // Instructions of lengths 1, 2, 3, 5 repeating; opcodes never 0xcc/0xe9/0xaa.
+        let lens = [1usize, 2, 3, 5];
+        let mut at = 0;
+        let mut i = 0;
+        while at < TEXT_SIZE {
+            boundaries.insert(TEXT_BASE + at);
+            // Each function starts on a boundary.
+            let len = if (at % 0x40) + lens[i % 4] > 0x40 {
+                0x40 - at % 0x40
+            } else {
+                lens[i % 4]
+            };
+            for k in 0..len {
+                text[at + k] = 0x10 + ((at + k) % 0x70) as u8;
+            }
+            at += len;
+            i += 1;
+        }
+        let mut syms = Vec::new();
+        for (n, name) in FUNCS.iter().enumerate() {
+            syms.push(Sym {
+                name,
+                addr: TEXT_BASE + n * 0x40,
+                size: 0x40,
+                module: false,
+            });
+        }
+        syms.push(Sym {
+            name: FTRACED,
+            addr: 0x1400,
+            size: 0x40,
+            module: false,
+        });
+        syms.push(Sym {
+            name: "blacklisted_fn",
+            addr: 0x1440,
+            size: 0x40,
+            module: false,
+        });
+        syms.push(Sym {
+            name: "blacklisted_fn.isra.0",
+            addr: 0x1480,
+            size: 0x40,
+            module: false,
+        });
+        syms.push(Sym {
+            name: "__cfi_func_x",
+            addr: 0x14c0,
+            size: 0x10,
+            module: false,
+        });
+        syms.push(Sym {
+            name: "func_x",
+            addr: 0x14d0,
+            size: 0x30,
+            module: false,
+        });
+        syms.push(Sym {
+            name: "jump_label_fn",
+            addr: 0x1500,
+            size: 0x40,
+            module: false,
+        });
+        syms.push(Sym {
+            name: "static_call_fn",
+            addr: 0x1540,
+            size: 0x40,
+            module: false,
+        });
+        syms.push(Sym {
+            name: "bug_fn",
+            addr: 0x1580,
+            size: 0x40,
+            module: false,
+        });
+        syms.push(Sym {
+            name: "gate_fn",
+            addr: 0x15c0,
+            size: 0x40,
+            module: false,
+        });
+        syms.push(Sym {
+            name: "kprobe_handler_fn",
+            addr: KPROBES_TEXT.0,
+            size: 0x80,
+            module: false,
+        });
+        syms.push(Sym {
+            name: "kprobe_handler2",
+            addr: KPROBES_TEXT.0 + 0x80,
+            size: 0x80,
+            module: false,
+        });
+        syms.push(Sym {
+            name: "noinstr_fn",
+            addr: NOINSTR_TEXT.0,
+            size: 0x100,
+            module: false,
+        });
+        syms.push(Sym {
+            name: "init_fn",
+            addr: INIT_MEM.0,
+            size: 0x100,
+            module: false,
+        });
+        syms.push(Sym {
+            name: "mod_fn",
+            addr: MOD_CORE.0,
+            size: 0x80,
+            module: true,
+        });
+        syms.push(Sym {
+            name: "mod_init_fn",
+            addr: MOD_INIT.0,
+            size: 0x80,
+            module: true,
+        });
+        let mut optimizable = BTreeSet::new();
+        for n in 0..FUNCS.len() {
+            // Two optimizable addresses per function: +0 and +0x10 (both instruction starts).
+            optimizable.insert(TEXT_BASE + n * 0x40);
+            optimizable.insert(TEXT_BASE + n * 0x40 + 0x10);
+        }
+        let original = text.clone();
+        let sim = Sim {
+            inner: RefCell::new(Inner {
+                recs: Vec::new(),
+                buckets: vec![Vec::new(); KPROBE_TABLE_SIZE],
+                queues: [Vec::new(), Vec::new(), Vec::new()],
+                text,
+                original,
+                boundaries,
+                syms,
+                blacklist: Vec::new(),
+                slots_used: BTreeSet::new(),
+                slot_capacity: usize::MAX,
+                next_slot: 0,
+                log: Vec::new(),
+                current: None,
+                module_refs: 0,
+                module_coming: false,
+                module_get_fails: false,
+                ftrace_filters: Vec::new(),
+                ftrace_registered: [false; 2],
+                optimizable,
+                rcu_syncs: 0,
+                kicks: 0,
+            }),
+            state: RefCell::new(KprobeState::new()),
+            text_depth: Cell::new(0),
+            jump_label_depth: Cell::new(0),
+        };
+        let (bl, arch) = rkprobes_core::register::init_kprobes(&sim, []);
+        bl.expect("populate blacklist");
+        arch.expect("arch init");
+        if OPT {
+            rkprobes_core::optimizer::optimize_all_kprobes(&sim);
+        }
+        sim
+    }
+
+    fn inner(&self) -> RefMut<'_, Inner> {
+        self.inner.borrow_mut()
+    }
+
+    fn rec<R>(&self, p: Pid, f: impl FnOnce(&mut Rec) -> R) -> R {
+        let mut i = self.inner();
+        let r = &mut i.recs[p.0];
+        assert!(r.alive, "access to freed probe {p:?}");
+        f(r)
+    }
+
+    fn mutex_held(&self) -> bool {
+        self.state.try_borrow_mut().is_err()
+    }
+
+    fn assert_text_locked(&self, what: &str) {
+        assert!(
+            self.text_depth.get() > 0,
+            "{what} called without text_mutex"
+        );
+    }
+
+    /// A new caller-owned `struct kprobe` (zeroed, as a static would be).
+    pub fn new_probe(&self, addr: usize, sym: Option<&'static str>, offset: u32) -> Pid {
+        let mut i = self.inner();
+        let mut r = Rec::new(true);
+        r.addr = addr;
+        r.symbol_name = sym.map(str::as_bytes);
+        r.offset = offset;
+        i.recs.push(r);
+        Pid(i.recs.len() - 1)
+    }
+
+    /// Sets the handlers of a caller's probe.
+    pub fn set_handlers(&self, p: Pid, pre: Option<HandlerSpec>, post: Option<HandlerSpec>) {
+        self.rec(p, |r| {
+            r.pre = pre;
+            r.post = post;
+        });
+    }
+
+    /// Sets caller-visible flags (before registering).
+    pub fn set_user_flags(&self, p: Pid, flags: u32) {
+        self.rec(p, |r| r.flags = flags);
+    }
+
+    /// `p->symbol_name = NULL; p->addr = addr`, as a caller re-arming its struct does.
+    pub fn reset_probe(&self, p: Pid, addr: usize, sym: Option<&'static str>, offset: u32) {
+        self.rec(p, |r| {
+            r.addr = addr;
+            r.symbol_name = sym.map(str::as_bytes);
+            r.offset = offset;
+        });
+    }
+
+    /// `p->nmissed`.
+    pub fn nmissed(&self, p: Pid) -> u64 {
+        self.rec(p, |r| r.nmissed)
+    }
+
+    /// `p->flags`.
+    pub fn probe_flags(&self, p: Pid) -> u32 {
+        self.rec(p, |r| r.flags)
+    }
+
+    /// `p->addr`.
+    pub fn probe_addr(&self, p: Pid) -> usize {
+        self.rec(p, |r| r.addr)
+    }
+
+    /// `hlist_unhashed(&p->hlist)` and `list_empty(&p->list)` as trace_kprobe sees them.
+    pub fn looks_registered(&self, p: Pid) -> bool {
+        let i = self.inner();
+        let r = &i.recs[p.0];
+        r.hlist != HState::Unhashed || !(r.next == Link::Node(p) || r.next == Link::Uninit)
+    }
+
+    /// Address of a simulated symbol.
+    pub fn sym(&self, name: &str) -> usize {
+        self.inner()
+            .syms
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.addr)
+            .expect("symbol")
+    }
+
+    /// Current byte of text at `addr`.
+    pub fn text_at(&self, addr: usize) -> u8 {
+        self.inner().text[addr - TEXT_BASE]
+    }
+
+    /// Original byte of text at `addr`.
+    pub fn original_at(&self, addr: usize) -> u8 {
+        self.inner().original[addr - TEXT_BASE]
+    }
+
+    /// Whole text equals the original.
+    pub fn text_pristine(&self) -> bool {
+        let i = self.inner();
+        i.text == i.original
+    }
+
+    /// Addresses whose byte differs from the original.
+    pub fn text_diff(&self) -> Vec<usize> {
+        let i = self.inner();
+        (0..TEXT_SIZE)
+            .filter(|&k| i.text[k] != i.original[k])
+            .map(|k| k + TEXT_BASE)
+            .collect()
+    }
+
+    /// Takes the handler log.
+    pub fn take_log(&self) -> Vec<Call> {
+        std::mem::take(&mut self.inner().log)
+    }
+
+    /// Instruction slots in use.
+    pub fn slots_in_use(&self) -> usize {
+        self.inner().slots_used.len()
+    }
+
+    /// Limits the slot pool (for -ENOMEM).
+    pub fn set_slot_capacity(&self, n: usize) {
+        self.inner().slot_capacity = n;
+    }
+
+    /// Live aggregates (core-allocated probes not yet freed).
+    pub fn live_aggregates(&self) -> usize {
+        self.inner()
+            .recs
+            .iter()
+            .filter(|r| r.alive && r.core_alloc)
+            .count()
+    }
+
+    /// Makes `try_module_get` fail (module going away).
+    pub fn set_module_get_fails(&self, v: bool) {
+        self.inner().module_get_fails = v;
+    }
+
+    /// Marks the module as COMING (its init text may be probed).
+    pub fn set_module_coming(&self, v: bool) {
+        self.inner().module_coming = v;
+    }
+
+    /// Module references currently held.
+    pub fn module_refs(&self) -> i64 {
+        self.inner().module_refs
+    }
+
+    /// `kprobes_all_disarmed`.
+    pub fn all_disarmed(&self) -> bool {
+        self.state.borrow().all_disarmed
+    }
+
+    /// Whether an ftrace filter is set on `addr` for `ops`.
+    pub fn ftrace_filtered(&self, ops: FtraceOps, addr: usize) -> bool {
+        self.inner().ftrace_filters.contains(&(ops, addr))
+    }
+
+    /// Whether `ops` is registered with ftrace.
+    pub fn ftrace_registered(&self, ops: FtraceOps) -> bool {
+        self.inner().ftrace_registered[ops as usize]
+    }
+
+    /// Every probe reachable from the hash table, with the aggregate it hangs off (if any).
+    pub fn reachable(&self) -> Vec<(Pid, Option<Pid>)> {
+        let mut out = Vec::new();
+        table::for_each_kprobe(self, |p| {
+            out.push((p, None));
+            if self.is_aggr(p) {
+                let _ = self.for_each_child(p, |c| {
+                    out.push((c, Some(p)));
+                    ControlFlow::Continue(())
+                });
+            }
+        });
+        out
+    }
+
+    /// Hash entries at `addr` bucket, for checks.
+    pub fn is_on_queue(&self, p: Pid) -> Option<OptQueue> {
+        self.rec(p, |r| r.op_queue)
+    }
+
+    /// Whether the optimization jump of `p` is installed.
+    pub fn jump_installed(&self, p: Pid) -> bool {
+        self.rec(p, |r| r.jump_saved.is_some())
+    }
+
+    /// Runs the delayed optimizer work if it was kicked.
+    pub fn run_optimizer(&self) {
+        rkprobes_core::optimizer::kprobe_optimizer(self);
+    }
+
+    /// A CPU executes the instruction at `addr`: int3 trap, jump into a detour, or nothing.
+    pub fn hit(&self, addr: usize) {
+        let byte = self.text_at(addr);
+        let (current, jump) = {
+            let i = self.inner();
+            let jump = i
+                .recs
+                .iter()
+                .any(|r| r.alive && r.addr == addr && r.jump_saved.is_some());
+            (i.current, jump)
+        };
+        if byte == JMP && jump {
+            let p = table::get_kprobe(self, addr).expect("jump without probe");
+            assert!(self.is_aggr(p), "jump on a non-aggregate");
+            // optimized_callback(): a disabled probe does nothing.
+            if flags_disabled(self.flags(p)) {
+                return;
+            }
+            if current.is_some() {
+                table::kprobes_inc_nmissed_count(self, p);
+                return;
+            }
+            self.inner().current = Some(p);
+            table::opt_pre_handler(self, p, ());
+            self.inner().current = None;
+        } else if byte == INT3 {
+            let p = table::get_kprobe(self, addr)
+                .unwrap_or_else(|| panic!("stale breakpoint at {addr:#x}"));
+            if current.is_some() {
+                // Reentry: single-step without handlers, count the miss.
+                table::kprobes_inc_nmissed_count(self, p);
+                return;
+            }
+            self.inner().current = Some(p);
+            let ret = if self.is_aggr(p) {
+                table::aggr_pre_handler(self, p, ())
+            } else if self.has_pre_handler(p) {
+                self.call_pre_handler(p, ())
+            } else {
+                0
+            };
+            if ret == 0 && self.has_post_handler(p) {
+                if self.is_aggr(p) {
+                    table::aggr_post_handler(self, p, (), 0);
+                } else {
+                    self.call_post_handler(p, (), 0);
+                }
+            }
+            self.inner().current = None;
+        }
+    }
+
+    fn slot_alloc(&self) -> Option<usize> {
+        let mut i = self.inner();
+        if i.slots_used.len() >= i.slot_capacity {
+            return None;
+        }
+        let s = i.next_slot;
+        i.next_slot += 1;
+        i.slots_used.insert(s);
+        Some(s)
+    }
+
+    fn link_get(&self, p: Pid, next: bool) -> Link {
+        let i = self.inner();
+        let r = &i.recs[p.0];
+        assert!(r.alive, "list walk reached freed probe {p:?}");
+        if next {
+            r.next
+        } else {
+            r.prev
+        }
+    }
+
+    fn link_set(&self, p: Pid, next: bool, l: Link) {
+        let mut i = self.inner();
+        let r = &mut i.recs[p.0];
+        assert!(r.alive, "list write to freed probe {p:?}");
+        if next {
+            r.next = l;
+        } else {
+            r.prev = l;
+        }
+    }
+
+    fn node(l: Link, what: &str) -> Pid {
+        match l {
+            Link::Node(p) => p,
+            other => panic!("{what}: followed a {other:?} link"),
+        }
+    }
+}
+
+impl<const OPT: bool, const FTRACE: bool> Default for Sim<OPT, FTRACE> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
+    type Probe = Pid;
+    type Regs = ();
+    type Guard<'a> = RefMut<'a, KprobeState>;
+
+    fn kprobe_mutex(&self) -> Self::Guard<'_> {
+        self.state
+            .try_borrow_mut()
+            .expect("kprobe_mutex taken recursively (deadlock)")
+    }
+    fn text_locked<R>(&self, jump_label: bool, f: impl FnOnce() -> R) -> R {
+        self.text_depth.set(self.text_depth.get() + 1);
+        if jump_label {
+            self.jump_label_depth.set(self.jump_label_depth.get() + 1);
+        }
+        let r = f();
+        if jump_label {
+            self.jump_label_depth.set(self.jump_label_depth.get() - 1);
+        }
+        self.text_depth.set(self.text_depth.get() - 1);
+        r
+    }
+    fn synchronize_rcu(&self) {
+        assert!(
+            self.inner().current.is_none(),
+            "synchronize_rcu from a handler"
+        );
+        self.inner().rcu_syncs += 1;
+    }
+    fn synchronize_rcu_tasks(&self) {}
+    fn kick_kprobe_optimizer(&self) {
+        self.inner().kicks += 1;
+    }
+    fn flush_kprobe_optimizer(&self) {
+        assert!(
+            !self.mutex_held(),
+            "flush with kprobe_mutex held (deadlock)"
+        );
+        rkprobes_core::optimizer::kprobe_optimizer(self);
+    }
+
+    fn addr(&self, p: Pid) -> usize {
+        self.rec(p, |r| r.addr)
+    }
+    fn symbol_name(&self, p: Pid) -> Option<&[u8]> {
+        self.rec(p, |r| r.symbol_name)
+    }
+    fn offset(&self, p: Pid) -> u32 {
+        self.rec(p, |r| r.offset)
+    }
+    fn set_addr(&self, p: Pid, addr: usize) {
+        self.rec(p, |r| r.addr = addr);
+    }
+    fn flags(&self, p: Pid) -> u32 {
+        self.rec(p, |r| r.flags)
+    }
+    fn set_flags(&self, p: Pid, flags: u32) {
+        self.rec(p, |r| r.flags = flags);
+    }
+    fn inc_nmissed(&self, p: Pid) {
+        self.rec(p, |r| r.nmissed += 1);
+    }
+    fn reset_nmissed(&self, p: Pid) {
+        self.rec(p, |r| r.nmissed = 0);
+    }
+    fn has_pre_handler(&self, p: Pid) -> bool {
+        self.rec(p, |r| r.aggr || r.pre.is_some())
+    }
+    fn has_post_handler(&self, p: Pid) -> bool {
+        self.rec(p, |r| {
+            if r.aggr {
+                r.aggr_post
+            } else {
+                r.post.is_some()
+            }
+        })
+    }
+    fn is_aggr(&self, p: Pid) -> bool {
+        self.rec(p, |r| r.aggr)
+    }
+    fn is_kretprobe(&self, _p: Pid) -> bool {
+        false
+    }
+    fn call_pre_handler(&self, p: Pid, _regs: ()) -> i32 {
+        let spec = self.rec(p, |r| {
+            assert!(!r.aggr, "aggregate pre_handler called as a user handler");
+            r.pre.clone().expect("pre_handler")
+        });
+        self.inner().log.push(Call::Pre(p));
+        if let Some(a) = spec.reenter {
+            self.hit(a);
+        }
+        spec.ret
+    }
+    fn call_post_handler(&self, p: Pid, _regs: (), _flags: usize) {
+        let spec = self.rec(p, |r| r.post.clone().expect("post_handler"));
+        self.inner().log.push(Call::Post(p));
+        if let Some(a) = spec.reenter {
+            self.hit(a);
+        }
+    }
+    fn copy_kprobe(&self, from: Pid, to: Pid) {
+        let (op, slot) = self.rec(from, |r| (r.opcode, r.slot));
+        self.rec(to, |r| {
+            r.opcode = op;
+            r.slot = slot;
+        });
+    }
+
+    fn alloc_aggr_kprobe(&self, addr: usize) -> Option<Pid> {
+        let mut i = self.inner();
+        let mut r = Rec::new(true);
+        r.core_alloc = true;
+        r.addr = addr;
+        i.recs.push(r);
+        let p = Pid(i.recs.len() - 1);
+        Some(p)
+    }
+    fn kfree_aggr_kprobe(&self, ap: Pid) {
+        let mut i = self.inner();
+        let r = &mut i.recs[ap.0];
+        assert!(r.alive, "double free of aggregate {ap:?}");
+        assert!(r.op_queue.is_none(), "freeing a queued aggregate");
+        r.alive = false;
+        for b in &i.buckets {
+            assert!(!b.contains(&ap), "freeing a hashed aggregate");
+        }
+    }
+    fn set_aggr_pre_handler(&self, ap: Pid) {
+        self.rec(ap, |r| r.aggr = true);
+    }
+    fn set_aggr_post_handler(&self, ap: Pid, on: bool) {
+        self.rec(ap, |r| r.aggr_post = on);
+    }
+
+    fn for_each_in_bucket(
+        &self,
+        bucket: usize,
+        mut f: impl FnMut(Pid) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let list = self.inner().buckets[bucket].clone();
+        for p in list {
+            assert!(
+                self.inner().recs[p.0].alive,
+                "hash reaches freed probe {p:?}"
+            );
+            f(p)?;
+        }
+        ControlFlow::Continue(())
+    }
+    fn hlist_add_head_rcu(&self, bucket: usize, p: Pid) {
+        let mut i = self.inner();
+        assert!(!i.buckets.iter().any(|b| b.contains(&p)), "double hash add");
+        i.buckets[bucket].insert(0, p);
+        i.recs[p.0].hlist = HState::Hashed;
+    }
+    fn hlist_del_rcu(&self, p: Pid) {
+        let mut i = self.inner();
+        let mut found = false;
+        for b in i.buckets.iter_mut() {
+            if let Some(k) = b.iter().position(|&q| q == p) {
+                b.remove(k);
+                found = true;
+            }
+        }
+        assert!(found, "hlist_del_rcu of an unhashed probe {p:?}");
+        i.recs[p.0].hlist = HState::Poisoned;
+    }
+    fn hlist_replace_rcu(&self, old: Pid, new: Pid) {
+        let mut i = self.inner();
+        let mut found = false;
+        for b in i.buckets.iter_mut() {
+            if let Some(k) = b.iter().position(|&q| q == old) {
+                b[k] = new;
+                found = true;
+            }
+        }
+        assert!(found, "hlist_replace_rcu of an unhashed probe");
+        i.recs[old.0].hlist = HState::Poisoned;
+        i.recs[new.0].hlist = HState::Hashed;
+    }
+    fn init_hlist_node(&self, p: Pid) {
+        self.rec(p, |r| r.hlist = HState::Unhashed);
+    }
+
+    fn init_list_head(&self, p: Pid) {
+        self.rec(p, |r| {
+            r.next = Link::Node(p);
+            r.prev = Link::Node(p);
+        });
+    }
+    fn list_add_rcu(&self, p: Pid, ap: Pid) {
+        let n = Self::node(self.link_get(ap, true), "list_add_rcu");
+        self.link_set(p, true, Link::Node(n));
+        self.link_set(p, false, Link::Node(ap));
+        self.link_set(n, false, Link::Node(p));
+        self.link_set(ap, true, Link::Node(p));
+    }
+    fn list_del_rcu(&self, p: Pid) {
+        let n = Self::node(self.link_get(p, true), "list_del_rcu next");
+        let pr = Self::node(self.link_get(p, false), "list_del_rcu prev");
+        self.link_set(n, false, Link::Node(pr));
+        self.link_set(pr, true, Link::Node(n));
+        self.link_set(p, false, Link::Poison2);
+    }
+    fn list_del(&self, p: Pid) {
+        self.list_del_rcu(p);
+        self.link_set(p, true, Link::Poison1);
+    }
+    fn list_empty(&self, p: Pid) -> bool {
+        self.link_get(p, true) == Link::Node(p)
+    }
+    fn list_is_singular(&self, p: Pid) -> bool {
+        !self.list_empty(p) && self.link_get(p, true) == self.link_get(p, false)
+    }
+    fn list_next_entry(&self, p: Pid) -> Pid {
+        Self::node(self.link_get(p, true), "list_next_entry")
+    }
+    fn for_each_child(
+        &self,
+        ap: Pid,
+        mut f: impl FnMut(Pid) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let mut cur = Self::node(self.link_get(ap, true), "child walk");
+        let mut steps = 0;
+        while cur != ap {
+            steps += 1;
+            assert!(steps < 100_000, "child list loops");
+            f(cur)?;
+            cur = Self::node(self.link_get(cur, true), "child walk");
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn op_list_empty(&self, ap: Pid) -> bool {
+        self.rec(ap, |r| r.op_queue.is_none())
+    }
+    fn queue_add(&self, ap: Pid, q: OptQueue) {
+        assert!(self.mutex_held(), "queue change without kprobe_mutex");
+        let mut i = self.inner();
+        assert!(
+            i.recs[ap.0].op_queue.is_none(),
+            "list_add of a queued entry"
+        );
+        i.recs[ap.0].op_queue = Some(q);
+        i.queues[qidx(q)].insert(0, ap);
+    }
+    fn queue_del_init(&self, ap: Pid) {
+        let mut i = self.inner();
+        if let Some(q) = i.recs[ap.0].op_queue.take() {
+            i.queues[qidx(q)].retain(|&x| x != ap);
+        }
+    }
+    fn queue_move(&self, ap: Pid, q: OptQueue) {
+        self.queue_del_init(ap);
+        self.queue_add(ap, q);
+    }
+    fn queue_empty(&self, q: OptQueue) -> bool {
+        self.inner().queues[qidx(q)].is_empty()
+    }
+    fn queue_contains(&self, q: OptQueue, ap: Pid) -> bool {
+        self.inner().queues[qidx(q)].contains(&ap)
+    }
+    fn queue_for_each_safe(&self, q: OptQueue, mut f: impl FnMut(Pid)) {
+        let list = self.inner().queues[qidx(q)].clone();
+        for p in list {
+            f(p);
+        }
+    }
+}
+
+impl<const OPT: bool, const FTRACE: bool> KernelText for Sim<OPT, FTRACE> {
+    type Module = u32;
+
+    fn kallsyms_lookup_name(&self, name: &[u8]) -> usize {
+        self.inner()
+            .syms
+            .iter()
+            .find(|s| s.name.as_bytes() == name)
+            .map_or(0, |s| s.addr)
+    }
+    fn kallsyms_lookup_size_offset(&self, addr: usize) -> Option<(usize, usize)> {
+        let i = self.inner();
+        i.syms
+            .iter()
+            .find(|s| addr >= s.addr && addr < s.addr + s.size)
+            .map(|s| (s.size, addr - s.addr))
+    }
+    fn kallsyms_lookup<R>(&self, addr: usize, f: impl FnOnce(Option<Ksym<'_>>) -> R) -> R {
+        let i = self.inner();
+        let k = i
+            .syms
+            .iter()
+            .find(|s| addr >= s.addr && addr < s.addr + s.size)
+            .map(|s| Ksym {
+                name: s.name.as_bytes(),
+                offset: addr - s.addr,
+                size: s.size,
+                module: s.module.then_some(b"simmod".as_slice()),
+            });
+        f(k)
+    }
+    fn lookup_symbol_name<R>(&self, addr: usize, f: impl FnOnce(Option<&[u8]>) -> R) -> R {
+        let name = self.kallsyms_lookup(addr, |k| k.map(|k| k.name.to_vec()));
+        f(name.as_deref())
+    }
+    fn kallsyms_show_value(&self) -> bool {
+        true
+    }
+    fn core_kernel_text(&self, addr: usize) -> bool {
+        (TEXT_BASE..MOD_CORE.0).contains(&addr)
+    }
+    fn kernel_text_address(&self, addr: usize) -> bool {
+        (TEXT_BASE..TEXT_BASE + TEXT_SIZE).contains(&addr)
+    }
+    fn module_text_address(&self, addr: usize) -> Option<u32> {
+        (MOD_CORE.0..MOD_INIT.1).contains(&addr).then_some(1)
+    }
+    fn in_gate_area_no_mm(&self, addr: usize) -> bool {
+        (0x15c0..0x1600).contains(&addr)
+    }
+    fn jump_label_text_reserved(&self, addr: usize) -> bool {
+        assert!(
+            self.jump_label_depth.get() > 0,
+            "jump_label_text_reserved without lock"
+        );
+        addr == 0x1510
+    }
+    fn static_call_text_reserved(&self, addr: usize) -> bool {
+        addr == 0x1550
+    }
+    fn find_bug(&self, addr: usize) -> bool {
+        addr == 0x1590
+    }
+    fn jump_label_locked<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.jump_label_depth.set(self.jump_label_depth.get() + 1);
+        let r = f();
+        self.jump_label_depth.set(self.jump_label_depth.get() - 1);
+        r
+    }
+    fn kprobes_text(&self) -> (usize, usize) {
+        KPROBES_TEXT
+    }
+    fn noinstr_text(&self) -> (usize, usize) {
+        NOINSTR_TEXT
+    }
+    fn init_mem(&self) -> (usize, usize) {
+        INIT_MEM
+    }
+    fn try_module_get(&self, _m: u32) -> bool {
+        let mut i = self.inner();
+        if i.module_get_fails {
+            return false;
+        }
+        i.module_refs += 1;
+        true
+    }
+    fn module_put(&self, _m: u32) {
+        let mut i = self.inner();
+        assert!(i.module_refs > 0, "module_put underflow");
+        i.module_refs -= 1;
+    }
+    fn within_module_init(&self, addr: usize, _m: u32) -> bool {
+        (MOD_INIT.0..MOD_INIT.1).contains(&addr)
+    }
+    fn within_module_core(&self, addr: usize, _m: u32) -> bool {
+        (MOD_CORE.0..MOD_CORE.1).contains(&addr)
+    }
+    fn module_is_coming(&self, _m: u32) -> bool {
+        self.inner().module_coming
+    }
+    fn ftrace_location(&self, addr: usize) -> usize {
+        if addr == 0x1400 {
+            addr
+        } else {
+            0
+        }
+    }
+    fn ftrace_set_filter_ip(&self, ops: FtraceOps, addr: usize, remove: bool) -> Result {
+        let mut i = self.inner();
+        if remove {
+            let k = i
+                .ftrace_filters
+                .iter()
+                .position(|&x| x == (ops, addr))
+                .ok_or(Errno::EINVAL)?;
+            i.ftrace_filters.remove(k);
+        } else {
+            i.ftrace_filters.push((ops, addr));
+        }
+        Ok(())
+    }
+    fn register_ftrace_function(&self, ops: FtraceOps) -> Result {
+        let mut i = self.inner();
+        assert!(!i.ftrace_registered[ops as usize], "ops registered twice");
+        i.ftrace_registered[ops as usize] = true;
+        Ok(())
+    }
+    fn unregister_ftrace_function(&self, ops: FtraceOps) -> Result {
+        let mut i = self.inner();
+        assert!(i.ftrace_registered[ops as usize], "ops not registered");
+        i.ftrace_registered[ops as usize] = false;
+        Ok(())
+    }
+    fn kprobe_ftrace_disabled(&self) -> bool {
+        false
+    }
+}
+
+impl<const OPT: bool, const FTRACE: bool> BlacklistStore for Sim<OPT, FTRACE> {
+    fn blacklist_add_tail(&self, start: usize, end: usize) -> Result {
+        self.inner().blacklist.push((start, end));
+        Ok(())
+    }
+    fn blacklist_for_each(
+        &self,
+        mut f: impl FnMut(usize, usize) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let list = self.inner().blacklist.clone();
+        for (s, e) in list {
+            f(s, e)?;
+        }
+        ControlFlow::Continue(())
+    }
+    fn blacklist_remove_if(&self, mut pred: impl FnMut(usize, usize) -> bool) {
+        self.inner().blacklist.retain(|&(s, e)| !pred(s, e));
+    }
+}
+
+impl<const OPT: bool, const FTRACE: bool> Arch for Sim<OPT, FTRACE> {
+    const OPTPROBES: bool = OPT;
+    const KPROBES_ON_FTRACE: bool = FTRACE;
+    const OPCODE_SIZE: usize = 1;
+    const MAX_OPTIMIZED_LENGTH: usize = if OPT { 15 + 4 } else { 0 };
+
+    fn prepare_kprobe(&self, p: Pid) -> Result {
+        self.assert_text_locked("arch_prepare_kprobe");
+        let addr = self.addr(p);
+        if !self.inner().boundaries.contains(&addr) {
+            return Err(Errno::EILSEQ);
+        }
+        let slot = self.slot_alloc().ok_or(Errno::ENOMEM)?;
+        let op = self.original_at(addr);
+        self.rec(p, |r| {
+            r.opcode = op;
+            r.slot = Some(slot);
+        });
+        Ok(())
+    }
+    fn arm_kprobe(&self, p: Pid) {
+        self.assert_text_locked("arch_arm_kprobe");
+        let addr = self.addr(p);
+        let mut i = self.inner();
+        i.text[addr - TEXT_BASE] = INT3;
+    }
+    fn disarm_kprobe(&self, p: Pid) {
+        self.assert_text_locked("arch_disarm_kprobe");
+        let (addr, op) = self.rec(p, |r| (r.addr, r.opcode));
+        let mut i = self.inner();
+        i.text[addr - TEXT_BASE] = op;
+    }
+    fn remove_kprobe(&self, p: Pid) {
+        let slot = self.rec(p, |r| r.slot.take());
+        // Children keep stale copies of their aggregate's slot, as in C; only the probe that
+        // is removed frees it, and a second free of the same slot is a bug.
+        if let Some(s) = slot {
+            assert!(
+                self.inner().slots_used.remove(&s),
+                "double free of slot {s}"
+            );
+        }
+    }
+    fn trampoline_kprobe(&self, _p: Pid) -> bool {
+        false
+    }
+    fn init_kprobes(&self) -> Result {
+        Ok(())
+    }
+
+    fn prepared_optinsn(&self, ap: Pid) -> bool {
+        self.rec(ap, |r| r.optinsn)
+    }
+    fn check_optimized_kprobe(&self, ap: Pid) -> Result {
+        let addr = self.addr(ap);
+        for k in 1..JMP_LEN {
+            if let Some(q) = table::get_kprobe(self, addr + k) {
+                if !rkprobes_core::optimizer::kprobe_disarmed(self, q) {
+                    return Err(Errno::EEXIST);
+                }
+            }
+        }
+        Ok(())
+    }
+    fn prepare_optimized_kprobe(&self, ap: Pid, _orig: Pid) {
+        let addr = self.addr(ap);
+        let ok = self.inner().optimizable.contains(&addr);
+        self.rec(ap, |r| r.optinsn = ok);
+    }
+    fn remove_optimized_kprobe(&self, ap: Pid) {
+        self.rec(ap, |r| r.optinsn = false);
+    }
+    fn optimize_kprobes(&self) {
+        self.assert_text_locked("arch_optimize_kprobes");
+        assert!(self.mutex_held());
+        self.queue_for_each_safe(OptQueue::Optimizing, |op| {
+            let addr = self.addr(op);
+            let mut i = self.inner();
+            let at = addr - TEXT_BASE;
+            let mut saved = [0u8; JMP_LEN - 1];
+            saved.copy_from_slice(&i.text[at + 1..at + JMP_LEN]);
+            assert_eq!(i.text[at], INT3, "optimizing a probe that is not armed");
+            i.text[at] = JMP;
+            for b in &mut i.text[at + 1..at + JMP_LEN] {
+                *b = JMP_COVER;
+            }
+            i.recs[op.0].jump_saved = Some(saved);
+            drop(i);
+            self.queue_del_init(op);
+        });
+    }
+    fn unoptimize_kprobes(&self) {
+        self.assert_text_locked("arch_unoptimize_kprobes");
+        self.queue_for_each_safe(OptQueue::Unoptimizing, |op| {
+            self.unoptimize_kprobe(op);
+            self.queue_move(op, OptQueue::Freeing);
+        });
+    }
+    fn unoptimize_kprobe(&self, ap: Pid) {
+        self.assert_text_locked("arch_unoptimize_kprobe");
+        let (addr, saved) = self.rec(ap, |r| (r.addr, r.jump_saved.take()));
+        if let Some(saved) = saved {
+            let mut i = self.inner();
+            let at = addr - TEXT_BASE;
+            i.text[at] = INT3;
+            i.text[at + 1..at + JMP_LEN].copy_from_slice(&saved);
+        }
+    }
+    fn within_optimized_kprobe(&self, ap: Pid, addr: usize) -> bool {
+        let a = self.addr(ap);
+        a <= addr && addr < a + JMP_LEN
+    }
+    fn prepare_kprobe_ftrace(&self, p: Pid) -> Result {
+        assert!(FTRACE);
+        self.rec(p, |r| r.slot = None);
+        Ok(())
+    }
+}
