@@ -181,7 +181,7 @@ pub fn arm_kprobe_ftrace<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -> R
             return Err(e);
         }
     }
-    *cnt += 1;
+    *cnt = cnt.wrapping_add(1);
     Ok(())
 }
 
@@ -209,7 +209,9 @@ pub fn disarm_kprobe_ftrace<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -
         // C WARNs "Failed to unregister kprobe-ftrace (error %d)".
         a.unregister_ftrace_function(ops)?;
     }
-    *cnt = cnt.saturating_sub(1);
+    // As in C the count may go negative: a post_handler added to an aggregate already armed on
+    // the plain ops makes it disarm through the IPMODIFY ops (an upstream quirk kept as is).
+    *cnt = cnt.wrapping_sub(1);
     // C WARNs once "Failed to disarm kprobe-ftrace at %pS (error %d)".
     a.ftrace_set_filter_ip(ops, addr, true)
 }

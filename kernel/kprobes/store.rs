@@ -85,10 +85,10 @@ pub struct KprobeState {
     pub all_disarmed: bool,
     /// `kprobes_allow_optimization` (OPTPROBES): set at subsys_initcall and by the sysctl.
     pub allow_optimization: bool,
-    /// `kprobe_ftrace_enabled`: users of `kprobe_ftrace_ops`.
-    pub ftrace_enabled: u32,
+    /// `kprobe_ftrace_enabled`: users of `kprobe_ftrace_ops` (a C `int`, see `disarm_kprobe_ftrace`).
+    pub ftrace_enabled: i32,
     /// `kprobe_ipmodify_enabled`: users of `kprobe_ipmodify_ops`.
-    pub ipmodify_enabled: u32,
+    pub ipmodify_enabled: i32,
 }
 
 impl KprobeState {

@@ -317,9 +317,9 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
         });
         let mut optimizable = BTreeSet::new();
         for n in 0..FUNCS.len() {
-            // Two optimizable addresses per function: +0 and +0x10 (both instruction starts).
+            // Two optimizable addresses per function: +0 and +11 (both instruction starts).
             optimizable.insert(TEXT_BASE + n * 0x40);
-            optimizable.insert(TEXT_BASE + n * 0x40 + 0x10);
+            optimizable.insert(TEXT_BASE + n * 0x40 + 11);
         }
         let original = text.clone();
         let sim = Sim {
@@ -557,6 +557,10 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
 
     /// A CPU executes the instruction at `addr`: int3 trap, jump into a detour, or nothing.
     pub fn hit(&self, addr: usize) {
+        if FTRACE && self.ftrace_location(addr) == addr {
+            self.ftrace_hit(addr);
+            return;
+        }
         let byte = self.text_at(addr);
         let (current, jump) = {
             let i = self.inner();
@@ -605,6 +609,45 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
             }
             self.inner().current = None;
         }
+    }
+
+    /// The arch `kprobe_ftrace_handler()` for a call through an ftrace site.
+    fn ftrace_hit(&self, addr: usize) {
+        let (hooked, current) = {
+            let i = self.inner();
+            let hooked = i
+                .ftrace_filters
+                .iter()
+                .any(|&(ops, a)| a == addr && i.ftrace_registered[ops as usize]);
+            (hooked, i.current)
+        };
+        if !hooked {
+            return;
+        }
+        let Some(p) = table::get_kprobe(self, addr) else {
+            return;
+        };
+        if flags_disabled(self.flags(p)) {
+            return;
+        }
+        if current.is_some() {
+            table::kprobes_inc_nmissed_count(self, p);
+            return;
+        }
+        self.inner().current = Some(p);
+        let ret = if self.is_aggr(p) {
+            table::aggr_pre_handler(self, p, ())
+        } else {
+            self.call_pre_handler(p, ())
+        };
+        if ret == 0 && self.has_post_handler(p) {
+            if self.is_aggr(p) {
+                table::aggr_post_handler(self, p, (), 0);
+            } else {
+                self.call_post_handler(p, (), 0);
+            }
+        }
+        self.inner().current = None;
     }
 
     fn slot_alloc(&self) -> Option<usize> {
