@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Builds the kernel's C x86 decoder for the host when the Linux tree is present.
+//!
+//! The C decoder (`arch/x86/lib/insn.c` and `inat.c`, with `inat-tables.c` made by the tree's
+//! own `gen-insn-attr-x86.awk`) is compiled like `arch/x86/tools/insn_sanity` into a static
+//! library, and `cfg(rkprobes_c_decoder)` is set for the differential test and `insn-bench`.
+//! Without the tree, an awk or a C compiler, nothing is built and the cfg stays unset: plain
+//! `cargo test` and `cargo clippy` keep working, and the C-dependent parts say why they skip.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const DEFAULT_LINUX_SRC: &str = "/root/.cache/rkprobes/linux-source-6.12";
+
+fn main() {
+    println!("cargo::rustc-check-cfg=cfg(rkprobes_c_decoder)");
+    println!("cargo::rerun-if-env-changed=RKPROBES_LINUX_SRC");
+    println!("cargo::rerun-if-env-changed=CC");
+    println!("cargo::rerun-if-changed=csrc/insn_c_shim.c");
+    println!("cargo::rerun-if-changed=build.rs");
+
+    let src = std::env::var_os("RKPROBES_LINUX_SRC")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_LINUX_SRC));
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    match build_c_decoder(&src, &out) {
+        Ok(()) => {
+            println!("cargo::rustc-link-search=native={}", out.display());
+            println!("cargo::rustc-cfg=rkprobes_c_decoder");
+        }
+        Err(why) => println!("cargo::warning=C x86 decoder not built ({why}); insn-bench and the C differential test will skip"),
+    }
+}
+
+fn build_c_decoder(src: &Path, out: &Path) -> Result<(), String> {
+    let insn_c = src.join("tools/arch/x86/lib/insn.c");
+    let map = src.join("arch/x86/lib/x86-opcode-map.txt");
+    let awk_script = src.join("arch/x86/tools/gen-insn-attr-x86.awk");
+    for f in [&insn_c, &map, &awk_script] {
+        if !f.exists() {
+            return Err(format!(
+                "{} missing; run `scripts/rkprobes setup`",
+                f.display()
+            ));
+        }
+        println!("cargo::rerun-if-changed={}", f.display());
+    }
+
+    let tables = run(Command::new("awk").arg("-f").arg(&awk_script).arg(&map))?;
+    std::fs::write(out.join("inat-tables.c"), tables).map_err(|e| e.to_string())?;
+
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let obj = out.join("insn_c_shim.o");
+    run(Command::new(&cc)
+        .args(["-O2", "-fPIC", "-Wall", "-c"])
+        .arg("-I")
+        .arg(out)
+        .arg("-I")
+        .arg(src.join("tools/arch/x86/lib"))
+        .arg("-I")
+        .arg(src.join("tools/arch/x86/include"))
+        .arg("-I")
+        .arg(src.join("tools/include"))
+        .arg("csrc/insn_c_shim.c")
+        .arg("-o")
+        .arg(&obj))?;
+    let lib = out.join("librkprobes_insn_c.a");
+    let _ = std::fs::remove_file(&lib);
+    run(Command::new("ar").arg("crs").arg(&lib).arg(&obj))?;
+    Ok(())
+}
+
+fn run(cmd: &mut Command) -> Result<Vec<u8>, String> {
+    let name = format!("{:?}", cmd.get_program());
+    let output = cmd.output().map_err(|e| format!("{name}: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{name} failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    Ok(output.stdout)
+}
