@@ -247,21 +247,21 @@ impl Parser {
                 }
                 self.title = line.trim_end().to_string();
             }
+            // An empty referrer: the primary table or an AVX-only map.
+            "Referrer:" if fields.len() == 1 => {}
             "Referrer:" => {
-                if fields.len() > 1 {
-                    let reference: String = fields[1..].concat();
-                    let Some(&id) = self.escapes.get(&reference) else {
-                        return err(format!("unknown referrer {reference}"));
-                    };
-                    self.escape = Some(id);
-                    self.start(
-                        format!("ESCAPE_TABLE_{id}"),
-                        Kind::Opcode {
-                            escape: Some(id),
-                            avx: None,
-                        },
-                    );
-                }
+                let reference: String = fields[1..].concat();
+                let Some(&id) = self.escapes.get(&reference) else {
+                    return err(format!("unknown referrer {reference}"));
+                };
+                self.escape = Some(id);
+                self.start(
+                    format!("ESCAPE_TABLE_{id}"),
+                    Kind::Opcode {
+                        escape: Some(id),
+                        avx: None,
+                    },
+                );
             }
             "AVXcode:" => {
                 if fields.len() > 1 {

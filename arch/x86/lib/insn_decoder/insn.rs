@@ -317,8 +317,10 @@ impl Insn {
             }
         } else if b == 0x8f {
             // XOP: map_select >= 8 cannot be POP Ev (/0), whose ModRM.reg would be 0.
-            if let (Ok(b1), Ok(b2)) = (cur.peek(1), cur.peek(2)) {
+            // A missing second byte is left to the ModRM read, which reports it.
+            if let Ok(b1) = cur.peek(1) {
                 if b1 & 0x1f >= 8 {
+                    let b2 = cur.peek(2)?;
                     self.vex = [b, b1, b2, 0];
                     self.vex_size = 3;
                     self.xop = true;

@@ -216,7 +216,10 @@ fn far_displacement_is_refused() {
         insn.copy_out_of_line(ADDR, ADDR - (1 << 32), &mut slot),
         Err(Error::Invalid)
     );
-    assert_eq!(insn.copy_out_of_line(ADDR, ADDR, &mut slot[..3]), Err(Error::Invalid));
+    assert_eq!(
+        insn.copy_out_of_line(ADDR, ADDR, &mut slot[..3]),
+        Err(Error::Invalid)
+    );
     assert_eq!(insn.copy_out_of_line(ADDR, ADDR - 0x10, &mut slot), Ok(7));
     assert_eq!(&slot[3..7], &0x20i32.to_le_bytes());
 }
