@@ -456,6 +456,11 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
         self.inner().original[addr - TEXT_BASE]
     }
 
+    /// A copy of the original text image.
+    pub fn original_image(&self) -> Vec<u8> {
+        self.inner().original.clone()
+    }
+
     /// Whole text equals the original.
     pub fn text_pristine(&self) -> bool {
         let i = self.inner();
