@@ -144,11 +144,13 @@ fn main() -> ExitCode {
 
     let mut insns = 0u64;
     let mut mismatches = 0u64;
+    let mut skipped = 0u64;
     let mut symbol = String::from("<unknown>");
     // An instruction whose bytes continue on the next objdump line(s).
     let mut pending: Option<Line> = None;
     let mut check = |line: Line, symbol: &str| {
         if is_bad(&line.mnemonic) {
+            skipped += 1;
             return;
         }
         let mut start = line.addr;
@@ -187,7 +189,12 @@ fn main() -> ExitCode {
             if let Some(p) = pending.take() {
                 check(p, &symbol);
             }
-            symbol = raw.split_whitespace().nth(1).unwrap_or("").to_string();
+            symbol = raw
+                .split_whitespace()
+                .nth(1)
+                .unwrap_or("")
+                .trim_end_matches(':')
+                .to_string();
             continue;
         }
         let Some(line) = parse_line(&raw) else {
@@ -212,6 +219,7 @@ fn main() -> ExitCode {
         eprintln!("insn-difftest: {objdump} failed");
         return ExitCode::from(2);
     }
+    println!("{objdump} -d -j {section} {vmlinux}: {skipped} lines skipped as not one instruction (bad or a lone prefix)");
     println!("{insns} instructions, {mismatches} mismatches");
     if mismatches > 0 || insns == 0 {
         ExitCode::FAILURE
