@@ -14,6 +14,8 @@ pub mod arch;
 pub mod blacklist;
 #[path = "../../../../../../kernel/kprobes/errno.rs"]
 pub mod errno;
+#[path = "../../../../../../kernel/kprobes/insn_slot.rs"]
+pub mod insn_slot;
 #[path = "../../../../../../kernel/kprobes/optimizer.rs"]
 pub mod optimizer;
 #[path = "../../../../../../kernel/kprobes/register.rs"]

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Instruction-slot caches (`__ARCH_WANT_KPROBES_INSN_SLOT`): executable pages cut into slots
+//! for out-of-line single-stepping and optprobe detours, with mark-and-sweep reuse of slots that
+//! a CPU may still be executing ("dirty" slots).
+//!
+//! Constraints: [`get_insn_slot`] and [`free_insn_slot`] run in process context under the cache's
+//! own mutex and may sleep (page allocation, `synchronize_rcu()`); [`is_insn_slot_addr`] and
+//! [`cache_get_kallsym`] are lockless RCU readers (`kernel_text_address()` calls the former from
+//! unwinders). `no_std`, no allocation in the logic (pages come from the [`InsnCache`]), does not
+//! name the `kernel` crate.
+//!
+//! Semantics kept from C: the newest page is searched first; a dirty slot is only reused after a
+//! full `synchronize_rcu()`; garbage is collected when a cache holds more dirty slots than one
+//! page has slots, or when no clean slot is left; an emptied page is freed unless it is the last
+//! one; freeing looks the page up by signed slot-index arithmetic, as C does.
+
+use core::ops::ControlFlow;
+
+/// State of one slot (`enum kprobe_slot_state`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub enum SlotState {
+    /// `SLOT_CLEAN`: free.
+    Clean = 0,
+    /// `SLOT_DIRTY`: freed, but a CPU may still run in it until the next grace period.
+    Dirty = 1,
+    /// `SLOT_USED`: handed out.
+    Used = 2,
+}
+
+/// One `struct kprobe_insn_cache` and its RCU list of `struct kprobe_insn_page`.
+///
+/// Mutators are only called with [`InsnCache::with_mutex`] held.
+pub trait InsnCache {
+    /// Handle to a `struct kprobe_insn_page`.
+    type Page: Copy + Eq + core::fmt::Debug;
+
+    /// `slots_per_page(c)`: `PAGE_SIZE / (insn_size * sizeof(kprobe_opcode_t))`.
+    fn slots_per_page(&self) -> usize;
+    /// `insn_size * sizeof(kprobe_opcode_t)`: bytes per slot.
+    fn slot_bytes(&self) -> usize;
+    /// `PAGE_SIZE`.
+    fn page_size(&self) -> usize;
+    /// Runs `f` under `c->mutex`.
+    fn with_mutex<R>(&self, f: impl FnOnce() -> R) -> R;
+    /// `synchronize_rcu()`.
+    fn synchronize_rcu(&self);
+
+    /// `list_for_each_entry_safe` over the pages, newest first; `f` may remove the current page.
+    fn for_each_page(&self, f: impl FnMut(Self::Page) -> ControlFlow<()>) -> ControlFlow<()>;
+    /// `kip->insns`: address of the page's first slot.
+    fn page_insns(&self, pg: Self::Page) -> usize;
+    /// `kip->slot_used[idx]`.
+    fn slot(&self, pg: Self::Page, idx: usize) -> SlotState;
+    /// `kip->slot_used[idx] = state`.
+    fn set_slot(&self, pg: Self::Page, idx: usize, state: SlotState);
+    /// `kip->nused`.
+    fn nused(&self, pg: Self::Page) -> usize;
+    /// `kip->nused = n`.
+    fn set_nused(&self, pg: Self::Page, n: usize);
+    /// `kip->ngarbage`.
+    fn ngarbage(&self, pg: Self::Page) -> usize;
+    /// `kip->ngarbage = n`.
+    fn set_ngarbage(&self, pg: Self::Page, n: usize);
+    /// `c->nr_garbage`.
+    fn nr_garbage(&self) -> usize;
+    /// `c->nr_garbage = n`.
+    fn set_nr_garbage(&self, n: usize);
+
+    /// `kmalloc` a page descriptor and `c->alloc()` its page; all slots CLEAN, counters 0.
+    fn alloc_page(&self) -> Option<Self::Page>;
+    /// `list_add_rcu(&kip->list, &c->pages)` then the perf KSYMBOL register event.
+    fn add_page(&self, pg: Self::Page);
+    /// `list_is_singular(&kip->list)`: `pg` is the cache's only page.
+    fn is_only_page(&self, pg: Self::Page) -> bool;
+    /// The perf KSYMBOL unregister event, then `list_del_rcu(&kip->list)`.
+    fn remove_page(&self, pg: Self::Page);
+    /// `c->free(kip->insns)` and `kfree(kip)`.
+    fn free_page(&self, pg: Self::Page);
+}
+
+/// `__get_insn_slot()`: the address of a free slot, or `None` (-ENOMEM for the arch).
+pub fn get_insn_slot<C: InsnCache>(c: &C) -> Option<usize> {
+    c.with_mutex(|| {
+        loop {
+            if let Some(slot) = find_clean_slot(c) {
+                return Some(slot);
+            }
+            // If there are any garbage slots, collect them and try again.
+            if c.nr_garbage() != 0 {
+                collect_garbage_slots(c);
+                continue;
+            }
+            break;
+        }
+        let pg = c.alloc_page()?;
+        c.set_slot(pg, 0, SlotState::Used);
+        c.set_nused(pg, 1);
+        c.set_ngarbage(pg, 0);
+        c.add_page(pg);
+        Some(c.page_insns(pg))
+    })
+}
+
+fn find_clean_slot<C: InsnCache>(c: &C) -> Option<usize> {
+    let n = c.slots_per_page();
+    let mut found = None;
+    let _ = c.for_each_page(|pg| {
+        if c.nused(pg) < n {
+            for i in 0..n {
+                if c.slot(pg, i) == SlotState::Clean {
+                    c.set_slot(pg, i, SlotState::Used);
+                    c.set_nused(pg, c.nused(pg) + 1);
+                    found = Some(c.page_insns(pg) + i * c.slot_bytes());
+                    return ControlFlow::Break(());
+                }
+            }
+            // nused was wrong (C WARNs); repair it.
+            c.set_nused(pg, n);
+        }
+        ControlFlow::Continue(())
+    });
+    found
+}
+
+/// `collect_one_slot()`: returns true when the page became empty (and was freed unless last).
+fn collect_one_slot<C: InsnCache>(c: &C, pg: C::Page, idx: usize) -> bool {
+    c.set_slot(pg, idx, SlotState::Clean);
+    c.set_nused(pg, c.nused(pg).saturating_sub(1));
+    if c.nused(pg) == 0 {
+        // Keep the last page so the next probe need not set one up again.
+        if !c.is_only_page(pg) {
+            c.remove_page(pg);
+            c.synchronize_rcu();
+            c.free_page(pg);
+        }
+        return true;
+    }
+    false
+}
+
+/// `collect_garbage_slots()`: after a grace period, clean every dirty slot.
+pub fn collect_garbage_slots<C: InsnCache>(c: &C) {
+    c.synchronize_rcu();
+    let n = c.slots_per_page();
+    let _ = c.for_each_page(|pg| {
+        if c.ngarbage(pg) == 0 {
+            return ControlFlow::Continue(());
+        }
+        c.set_ngarbage(pg, 0);
+        for i in 0..n {
+            if c.slot(pg, i) == SlotState::Dirty && collect_one_slot(c, pg, i) {
+                break;
+            }
+        }
+        ControlFlow::Continue(())
+    });
+    c.set_nr_garbage(0);
+}
+
+/// `__free_insn_slot()`: release `slot`, at once or (`dirty`) after the next collection.
+///
+/// Returns false for a slot no page holds (C WARNs) or a double free (C WARNs and carries on).
+pub fn free_insn_slot<C: InsnCache>(c: &C, slot: usize, dirty: bool) -> bool {
+    c.with_mutex(|| {
+        let n = c.slots_per_page();
+        let bytes = c.slot_bytes() as isize;
+        let mut hit = None;
+        let _ = c.for_each_page(|pg| {
+            // C: ((long)slot - (long)kip->insns) / slot_bytes, truncating toward zero.
+            let idx = (slot as isize).wrapping_sub(c.page_insns(pg) as isize) / bytes.max(1);
+            if idx >= 0 && (idx as usize) < n {
+                hit = Some((pg, idx as usize));
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        });
+        let Some((pg, idx)) = hit else {
+            return false;
+        };
+        let ok = c.slot(pg, idx) == SlotState::Used;
+        if dirty {
+            c.set_slot(pg, idx, SlotState::Dirty);
+            c.set_ngarbage(pg, c.ngarbage(pg) + 1);
+            c.set_nr_garbage(c.nr_garbage() + 1);
+            if c.nr_garbage() > n {
+                collect_garbage_slots(c);
+            }
+        } else {
+            collect_one_slot(c, pg, idx);
+        }
+        ok
+    })
+}
+
+/// `__is_insn_slot_addr()`: `addr` lies on one of the cache's pages (lockless).
+pub fn is_insn_slot_addr<C: InsnCache>(c: &C, addr: usize) -> bool {
+    let size = c.page_size();
+    c.for_each_page(|pg| {
+        let start = c.page_insns(pg);
+        if addr >= start && addr < start.wrapping_add(size) {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    })
+    .is_break()
+}
+
+/// `kprobe_cache_get_kallsym()`: the `*symnum`-th page as a `'t'` symbol named after the cache.
+///
+/// Decrements `*symnum` per page skipped (as C does), so callers can chain caches; returns the
+/// page address, or `None` (-ERANGE) when the cache has fewer pages.
+pub fn cache_get_kallsym<C: InsnCache>(c: &C, symnum: &mut u32) -> Option<usize> {
+    let mut value = None;
+    let _ = c.for_each_page(|pg| {
+        let n = *symnum;
+        *symnum = n.wrapping_sub(1);
+        if n != 0 {
+            return ControlFlow::Continue(());
+        }
+        value = Some(c.page_insns(pg));
+        ControlFlow::Break(())
+    });
+    value
+}

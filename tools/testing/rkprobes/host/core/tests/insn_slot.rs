@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Instruction-slot cache: unit and property tests against a simulated page allocator.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+
+use proptest::prelude::*;
+use rkprobes_core::insn_slot::{
+    cache_get_kallsym, free_insn_slot, get_insn_slot, is_insn_slot_addr, InsnCache, SlotState,
+};
+
+const PAGE: usize = 4096;
+
+#[derive(Clone, Debug)]
+struct Page {
+    insns: usize,
+    slots: Vec<SlotState>,
+    nused: usize,
+    ngarbage: usize,
+    linked: bool,
+    removed_at_gp: Option<u64>,
+}
+
+/// A simulated `struct kprobe_insn_cache` with x86-sized slots (15 bytes: 273 per page).
+struct SimCache {
+    slot_bytes: usize,
+    pages: RefCell<Vec<Page>>,
+    /// Linked pages, newest first (list_add_rcu adds at the head).
+    order: RefCell<Vec<usize>>,
+    nr_garbage: Cell<usize>,
+    gp: Cell<u64>,
+    locked: Cell<bool>,
+    alloc_fails: Cell<bool>,
+    freed_pages: Cell<usize>,
+}
+
+impl SimCache {
+    fn new(slot_bytes: usize) -> Self {
+        SimCache {
+            slot_bytes,
+            pages: RefCell::new(Vec::new()),
+            order: RefCell::new(Vec::new()),
+            nr_garbage: Cell::new(0),
+            gp: Cell::new(0),
+            locked: Cell::new(false),
+            alloc_fails: Cell::new(false),
+            freed_pages: Cell::new(0),
+        }
+    }
+    fn locked(&self) {
+        assert!(self.locked.get(), "cache mutated without c->mutex");
+    }
+    fn linked_pages(&self) -> usize {
+        self.order.borrow().len()
+    }
+}
+
+impl InsnCache for SimCache {
+    type Page = usize;
+
+    fn slots_per_page(&self) -> usize {
+        PAGE / self.slot_bytes
+    }
+    fn slot_bytes(&self) -> usize {
+        self.slot_bytes
+    }
+    fn page_size(&self) -> usize {
+        PAGE
+    }
+    fn with_mutex<R>(&self, f: impl FnOnce() -> R) -> R {
+        assert!(!self.locked.replace(true), "c->mutex taken recursively");
+        let r = f();
+        self.locked.set(false);
+        r
+    }
+    fn synchronize_rcu(&self) {
+        self.gp.set(self.gp.get() + 1);
+    }
+    fn for_each_page(&self, mut f: impl FnMut(usize) -> ControlFlow<()>) -> ControlFlow<()> {
+        let order = self.order.borrow().clone();
+        for pg in order {
+            f(pg)?;
+        }
+        ControlFlow::Continue(())
+    }
+    fn page_insns(&self, pg: usize) -> usize {
+        self.pages.borrow()[pg].insns
+    }
+    fn slot(&self, pg: usize, idx: usize) -> SlotState {
+        self.pages.borrow()[pg].slots[idx]
+    }
+    fn set_slot(&self, pg: usize, idx: usize, state: SlotState) {
+        self.locked();
+        self.pages.borrow_mut()[pg].slots[idx] = state;
+    }
+    fn nused(&self, pg: usize) -> usize {
+        self.pages.borrow()[pg].nused
+    }
+    fn set_nused(&self, pg: usize, n: usize) {
+        self.locked();
+        self.pages.borrow_mut()[pg].nused = n;
+    }
+    fn ngarbage(&self, pg: usize) -> usize {
+        self.pages.borrow()[pg].ngarbage
+    }
+    fn set_ngarbage(&self, pg: usize, n: usize) {
+        self.pages.borrow_mut()[pg].ngarbage = n;
+    }
+    fn nr_garbage(&self) -> usize {
+        self.nr_garbage.get()
+    }
+    fn set_nr_garbage(&self, n: usize) {
+        self.nr_garbage.set(n);
+    }
+    fn alloc_page(&self) -> Option<usize> {
+        if self.alloc_fails.get() {
+            return None;
+        }
+        let mut pages = self.pages.borrow_mut();
+        // Pages are spread out so a slot address identifies its page.
+        let insns = 0x10_0000 + pages.len() * 2 * PAGE;
+        pages.push(Page {
+            insns,
+            slots: vec![SlotState::Clean; PAGE / self.slot_bytes],
+            nused: 0,
+            ngarbage: 0,
+            linked: false,
+            removed_at_gp: None,
+        });
+        Some(pages.len() - 1)
+    }
+    fn add_page(&self, pg: usize) {
+        self.locked();
+        self.pages.borrow_mut()[pg].linked = true;
+        self.order.borrow_mut().insert(0, pg);
+    }
+    fn is_only_page(&self, pg: usize) -> bool {
+        *self.order.borrow() == [pg]
+    }
+    fn remove_page(&self, pg: usize) {
+        self.locked();
+        self.order.borrow_mut().retain(|&p| p != pg);
+        let mut pages = self.pages.borrow_mut();
+        pages[pg].linked = false;
+        pages[pg].removed_at_gp = Some(self.gp.get());
+    }
+    fn free_page(&self, pg: usize) {
+        let pages = self.pages.borrow();
+        let removed = pages[pg].removed_at_gp.expect("freeing a linked page");
+        assert!(
+            self.gp.get() > removed,
+            "page freed without a grace period after unlinking"
+        );
+        self.freed_pages.set(self.freed_pages.get() + 1);
+    }
+}
+
+#[test]
+fn slots_fill_pages_and_pages_are_reclaimed() {
+    let c = SimCache::new(15);
+    let n = c.slots_per_page();
+    assert_eq!(n, 273);
+    let slots: Vec<usize> = (0..n + 1).map(|_| get_insn_slot(&c).unwrap()).collect();
+    assert_eq!(c.linked_pages(), 2);
+    assert_eq!(slots[1] - slots[0], 15);
+    assert!(slots.iter().all(|&s| is_insn_slot_addr(&c, s)));
+    assert!(!is_insn_slot_addr(&c, 0x10));
+    // Free the lone slot of the second page: it is not the last page, so it goes.
+    assert!(free_insn_slot(&c, slots[n], false));
+    assert_eq!(c.linked_pages(), 1);
+    assert_eq!(c.freed_pages.get(), 1);
+    for &s in &slots[..n] {
+        assert!(free_insn_slot(&c, s, false));
+    }
+    assert_eq!(c.linked_pages(), 1, "the last page is kept");
+    assert!(
+        !free_insn_slot(&c, slots[0], false),
+        "double free is reported"
+    );
+    c.alloc_fails.set(true);
+    assert!(
+        get_insn_slot(&c).is_some(),
+        "the kept page serves without allocating"
+    );
+}
+
+#[test]
+fn dirty_slots_wait_for_collection() {
+    let c = SimCache::new(16);
+    let n = c.slots_per_page();
+    let all: Vec<usize> = (0..n).map(|_| get_insn_slot(&c).unwrap()).collect();
+    assert!(free_insn_slot(&c, all[0], true));
+    assert_eq!(c.nr_garbage(), 1);
+    // No clean slot left: garbage is collected (after a grace period) before a new page.
+    let gp = c.gp.get();
+    let again = get_insn_slot(&c).unwrap();
+    assert_eq!(again, all[0]);
+    assert!(c.gp.get() > gp);
+    assert_eq!(c.linked_pages(), 1);
+    c.alloc_fails.set(true);
+    assert_eq!(
+        get_insn_slot(&c),
+        None,
+        "-ENOMEM when full and nothing to collect"
+    );
+}
+
+#[test]
+fn kallsyms_enumeration_chains() {
+    let c = SimCache::new(2048);
+    let a = get_insn_slot(&c).unwrap();
+    let _ = get_insn_slot(&c).unwrap();
+    let b = get_insn_slot(&c).unwrap();
+    // Newest page first.
+    let mut n = 0;
+    assert_eq!(cache_get_kallsym(&c, &mut n), Some(b & !(PAGE - 1)));
+    let mut n = 1;
+    assert_eq!(cache_get_kallsym(&c, &mut n), Some(a));
+    let mut n = 5;
+    assert_eq!(cache_get_kallsym(&c, &mut n), None);
+    assert_eq!(n, 3, "the next cache continues the count");
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Get,
+    Free { pick: usize, dirty: bool },
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn allocator_invariants(slot_bytes in prop_oneof![Just(15usize), Just(8), Just(512), Just(1000)],
+                            ops in prop::collection::vec(
+                                prop_oneof![3 => Just(Op::Get),
+                                            2 => (any::<usize>(), any::<bool>())
+                                                .prop_map(|(pick, dirty)| Op::Free { pick, dirty })],
+                                1..400)) {
+        let c = SimCache::new(slot_bytes);
+        let mut held: Vec<usize> = Vec::new();
+        // Slot -> grace-period count when it was freed dirty.
+        let mut dirty_at: BTreeMap<usize, u64> = BTreeMap::new();
+        for op in ops {
+            match op {
+                Op::Get => {
+                    let s = get_insn_slot(&c).unwrap();
+                    prop_assert!(!held.contains(&s), "slot {:#x} handed out twice", s);
+                    if let Some(gp) = dirty_at.remove(&s) {
+                        prop_assert!(c.gp.get() > gp, "dirty slot reused before a grace period");
+                    }
+                    held.push(s);
+                }
+                Op::Free { pick, dirty } => {
+                    if held.is_empty() {
+                        continue;
+                    }
+                    let s = held.swap_remove(pick % held.len());
+                    let gp = c.gp.get();
+                    prop_assert!(free_insn_slot(&c, s, dirty));
+                    if dirty {
+                        dirty_at.insert(s, gp);
+                    }
+                }
+            }
+            // Invariants of the page list.
+            let pages = c.pages.borrow();
+            let order = c.order.borrow();
+            let mut dirty_total = 0;
+            for &pg in order.iter() {
+                let p = &pages[pg];
+                let used = p.slots.iter().filter(|&&s| s != SlotState::Clean).count();
+                prop_assert_eq!(p.nused, used);
+                dirty_total += p.slots.iter().filter(|&&s| s == SlotState::Dirty).count();
+            }
+            prop_assert_eq!(c.nr_garbage.get(), dirty_total);
+            prop_assert!(dirty_total <= c.slots_per_page(), "garbage not collected");
+            // No page without a used or dirty slot, except the one kept.
+            let empty = order.iter().filter(|&&pg| pages[pg].nused == 0).count();
+            prop_assert!(empty <= 1 && (empty == 0 || order.len() == 1));
+            drop(pages);
+            drop(order);
+            for &s in &held {
+                prop_assert!(is_insn_slot_addr(&c, s));
+            }
+        }
+        // Everything back: one page is kept.
+        for s in held.drain(..) {
+            prop_assert!(free_insn_slot(&c, s, false));
+        }
+        if c.nr_garbage() > 0 {
+            c.with_mutex(|| rkprobes_core::insn_slot::collect_garbage_slots(&c));
+        }
+        prop_assert!(c.linked_pages() <= 1);
+    }
+}
