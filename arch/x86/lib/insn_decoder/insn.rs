@@ -146,8 +146,7 @@ impl Cursor<'_> {
     fn next_le<const N: usize>(&mut self) -> Result<[u8; N], Error> {
         let end = self.pos.checked_add(N).ok_or(Error::NoData)?;
         let bytes = self.buf.get(self.pos..end).ok_or(Error::NoData)?;
-        let mut out = [0; N];
-        out.copy_from_slice(bytes);
+        let out = bytes.try_into().map_err(|_| Error::NoData)?;
         self.pos = end;
         Ok(out)
     }
@@ -201,9 +200,13 @@ impl Insn {
         insn.decode_sib_displacement(&mut cur)?;
         insn.decode_immediates(&mut cur)?;
         let len = cur.pos;
-        let src = buf.get(..len).ok_or(Error::NoData)?;
-        let dst = insn.bytes.get_mut(..len).ok_or(Error::NoData)?;
-        dst.copy_from_slice(src);
+        for (to, from) in insn
+            .bytes
+            .iter_mut()
+            .zip(buf.get(..len).ok_or(Error::NoData)?)
+        {
+            *to = *from;
+        }
         // INVARIANT: `len` bytes were read from `buf`, which holds at most MAX_INSN_SIZE, and
         // every part was read in order by the cursor.
         insn.len = len as u8;
@@ -229,11 +232,11 @@ impl Insn {
         while attr::is_legacy_prefix(a) {
             let seen = self.prefixes.iter().take(distinct).any(|&p| p == b);
             if !seen {
-                if distinct == self.prefixes.len() {
-                    // A fifth distinct prefix: leave it to be read as the opcode, as C does.
+                // A fifth distinct prefix is left to be read as the opcode, as C does.
+                let Some(slot) = self.prefixes.get_mut(distinct) else {
                     break;
-                }
-                self.prefixes[distinct] = b;
+                };
+                *slot = b;
                 distinct += 1;
                 match attr::prefix_id(a) {
                     attr::PFX_ADDRSZ => self.address_bytes ^= if self.is_64() { 12 } else { 6 },

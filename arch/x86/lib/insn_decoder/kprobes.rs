@@ -346,14 +346,18 @@ impl Insn {
         }
         let len = self.len();
         let out = dest.get_mut(..len).ok_or(Error::Invalid)?;
-        out.copy_from_slice(self.bytes());
+        for (to, from) in out.iter_mut().zip(self.bytes()) {
+            *to = *from;
+        }
         if self.is_rip_relative() {
             let new =
                 i64::from(self.displacement().value).wrapping_add(src.wrapping_sub(real) as i64);
             let new = i32::try_from(new).map_err(|_| Error::Invalid)?;
             let at = self.displacement_offset();
             let field = out.get_mut(at..at + 4).ok_or(Error::Invalid)?;
-            field.copy_from_slice(&new.to_le_bytes());
+            for (to, from) in field.iter_mut().zip(new.to_le_bytes()) {
+                *to = from;
+            }
         }
         Ok(len)
     }

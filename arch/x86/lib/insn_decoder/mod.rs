@@ -2,10 +2,12 @@
 
 //! x86 instruction decoder for kprobes.
 //!
-//! Constraints: plain `core` Rust: no `std`, no `alloc`, no crate dependencies and no crate
-//! attributes, so the same files build inside the kernel's kprobes crate and in the host test
-//! workspace. No allocation, no panic on any input, and no read past the input slice or past
-//! [`MAX_INSN_SIZE`] bytes; a bad or short instruction is an [`Error`] carrying its errno.
+//! Constraints: plain `core` Rust: no `std`, no `alloc`, no `unsafe`, no crate dependencies
+//! and no crate attributes, so the same files build inside the kernel's kprobes crate (include
+//! them as `pub mod insn_decoder`, which keeps `-Wunreachable_pub` quiet) and in the host test
+//! workspace. No allocation, no panic on any input (optimised builds contain no panic path; a
+//! host test checks the LLVM IR), and no read past the input slice or past [`MAX_INSN_SIZE`]
+//! bytes; a bad or short instruction is an [`Error`] carrying its errno.
 //!
 //! Design: like upstream's `arch/x86/lib/insn.c`, the decoder is data-driven. The attribute
 //! of every opcode (prefix kind, escape, group, immediate size, ModRM, VEX/EVEX rules) comes

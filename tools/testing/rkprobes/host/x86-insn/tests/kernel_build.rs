@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The decoder sources build the way the kernel builds them, and cannot panic.
+//!
+//! Both checks compile `arch/x86/lib/insn_decoder/mod.rs` into a stand-alone `no_std` crate
+//! with `rustc`, as the kernel's kprobes crate will include it (`pub mod insn_decoder`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The lint flags of the kernel's `rust_common_flags` (top-level Makefile) that apply to
+/// plain rustc, made fatal as `CONFIG_WERROR` does.
+const KERNEL_LINTS: &[&str] = &[
+    "-Dnon_ascii_idents",
+    "-Dunsafe_op_in_unsafe_fn",
+    "-Wmissing_docs",
+    "-Wrust_2018_idioms",
+    "-Wunreachable_pub",
+    "-Dwarnings",
+];
+
+fn decoder_mod_rs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../../../arch/x86/lib/insn_decoder/mod.rs")
+        .canonicalize()
+        .expect("the decoder sources exist")
+}
+
+fn rustc() -> Command {
+    Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
+}
+
+/// Writes a crate root named `name` that includes the decoder, followed by `body`.
+fn crate_root(name: &str, body: &str) -> (PathBuf, PathBuf) {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let root = dir.join("lib.rs");
+    let text = format!(
+        "//! Stand-in for the kernel crate that includes the x86 decoder.\n\
+         #![no_std]\n\
+         #[path = {:?}]\n\
+         pub mod insn_decoder;\n{body}",
+        decoder_mod_rs()
+    );
+    std::fs::write(&root, text).expect("the crate root is written");
+    (dir, root)
+}
+
+#[test]
+fn builds_with_kernel_lints() {
+    let (dir, root) = crate_root("kernel-lints", "");
+    let out = rustc()
+        .args([
+            "--edition=2021",
+            "--crate-type=lib",
+            "-Cpanic=abort",
+            "--emit=metadata",
+        ])
+        .args(KERNEL_LINTS)
+        .arg("--out-dir")
+        .arg(&dir)
+        .arg(&root)
+        .output()
+        .expect("rustc runs");
+    assert!(
+        out.status.success(),
+        "the decoder does not build with the kernel's lints:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Calls every public entry point, so their code is in the optimised output.
+const EXERCISE: &str = r#"
+use insn_decoder::{Insn, Mode};
+
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    loop {}
+}
+
+/// Decodes and analyses one instruction.
+#[no_mangle]
+pub extern "C" fn exercise(buf: &[u8; 16], n: usize, out: &mut [u8; 16], long: bool, a: u64, b: u64) -> i64 {
+    let input = buf.get(..n).unwrap_or(buf);
+    let mode = if long { Mode::Bits64 } else { Mode::Bits32 };
+    match Insn::decode(input, mode) {
+        Ok(i) => {
+            let mut r = i.len() as i64 + i64::from(i.can_boost()) + i64::from(i.emulation().is_ok());
+            r += i.branch_target(a).unwrap_or(0) as i64 + i.jump_target(a).unwrap_or(0) as i64;
+            r += i.rip_relative_target(a).unwrap_or(0) as i64;
+            r += i64::from(i.is_exception()) + i64::from(i.masks_exception());
+            r += i64::from(i.is_indirect_jump()) + i64::from(i.is_ret()) + i64::from(i.is_iret());
+            r += i.copy_out_of_line(a, b, out).unwrap_or(0) as i64;
+            r += i64::from(i.opcode().1) + i.legacy_prefixes().count() as i64;
+            r += (i.displacement_offset() + i.immediate_offset() + i.rex().len() + i.vex().len()) as i64;
+            r += insn_decoder::group_name(b as usize).len() as i64;
+            r
+        }
+        Err(e) => i64::from(e.to_errno()),
+    }
+}
+"#;
+
+#[test]
+fn no_panic_path_when_optimised() {
+    let (dir, root) = crate_root("no-panic", EXERCISE);
+    // The kernel builds with -O2 (CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE) or -Os (..._FOR_SIZE).
+    for opt in ["2", "s"] {
+        let ir = dir.join(format!("exercise-O{opt}.ll"));
+        let out = rustc()
+            .args([
+                "--edition=2021",
+                "--crate-type=lib",
+                "-Cpanic=abort",
+                "--emit=llvm-ir",
+            ])
+            .arg(format!("-Copt-level={opt}"))
+            .arg("-o")
+            .arg(&ir)
+            .arg(&root)
+            .output()
+            .expect("rustc runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let ir = std::fs::read_to_string(&ir).expect("LLVM IR was written");
+        let panics: Vec<&str> = ir
+            .lines()
+            .filter(|l| l.starts_with("declare") && (l.contains("panic") || l.contains("_fail")))
+            .collect();
+        assert!(
+            panics.is_empty(),
+            "at -Copt-level={opt} the decoder can reach:\n{}",
+            panics.join("\n")
+        );
+        // The check must see the code it vets.
+        assert!(ir.contains("define") && ir.contains("exercise"));
+    }
+}
