@@ -12,6 +12,8 @@
 pub mod arch;
 #[path = "../../../../../../kernel/kprobes/blacklist.rs"]
 pub mod blacklist;
+#[path = "../../../../../../kernel/kprobes/debugfs.rs"]
+pub mod debugfs;
 #[path = "../../../../../../kernel/kprobes/errno.rs"]
 pub mod errno;
 #[path = "../../../../../../kernel/kprobes/insn_slot.rs"]

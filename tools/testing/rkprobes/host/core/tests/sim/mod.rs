@@ -991,8 +991,9 @@ impl<const OPT: bool, const FTRACE: bool> KernelText for Sim<OPT, FTRACE> {
             .map(|s| (s.size, addr - s.addr))
     }
     fn kallsyms_lookup<R>(&self, addr: usize, f: impl FnOnce(Option<Ksym<'_>>) -> R) -> R {
-        let i = self.inner();
-        let k = i
+        // Names are 'static, so no borrow is held while `f` runs (it may call back in).
+        let k = self
+            .inner()
             .syms
             .iter()
             .find(|s| addr >= s.addr && addr < s.addr + s.size)

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The bytes of debugfs `kprobes/list`, `kprobes/blacklist` and `kprobes/enabled`, identical to
+//! C's `report_probe()`, `kprobe_blacklist_seq_show()` and `read_enabled_file_bool()`.
+//!
+//! Constraints: output must match C byte for byte (tools parse these files); `no_std`, no
+//! allocation: text goes straight to a [`SeqSink`] (in the kernel, `seq_write` on the
+//! `seq_file`), numbers are formatted on the stack. The `list` walk is an RCU reader (C disables
+//! preemption around each bucket); the `blacklist` walk runs under `kprobe_mutex`, which the glue
+//! holds from `start` to `stop`. Does not name the `kernel` crate.
+//!
+//! Format reference: `%px` is the address as `2 * sizeof(void *)` zero-padded lower-case hex
+//! digits; `%pS` of an address kallsyms cannot name is `0x%lx`; `%ps` is the symbol name plus
+//! ` [module]`, or `0x%lx`.
+
+use core::ops::ControlFlow;
+
+use super::arch::Arch;
+use super::blacklist::BlacklistStore;
+use super::store::{flags_disabled, flags_ftrace, flags_gone, flags_optimized};
+use super::text::Ksym;
+
+/// Where formatted bytes go (`seq_write()` in the kernel).
+pub trait SeqSink {
+    /// Appends `bytes`.
+    fn put(&mut self, bytes: &[u8]);
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// `%px`: fixed-width, zero-padded lower-case hex of a pointer.
+pub fn put_px(w: &mut impl SeqSink, v: usize) {
+    let mut buf = [0u8; 2 * core::mem::size_of::<usize>()];
+    let n = buf.len();
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = HEX[(v >> (4 * (n - 1 - i))) & 0xf];
+    }
+    w.put(&buf);
+}
+
+/// `%lx` / `%x`: minimal lower-case hex (`0` for zero).
+pub fn put_hex(w: &mut impl SeqSink, v: u64) {
+    let mut buf = [0u8; 16];
+    let mut i = buf.len();
+    let mut v = v;
+    loop {
+        i -= 1;
+        buf[i] = HEX[(v & 0xf) as usize];
+        v >>= 4;
+        if v == 0 {
+            break;
+        }
+    }
+    w.put(&buf[i..]);
+}
+
+/// `%ps` of `addr` given its kallsyms answer.
+fn put_ps(w: &mut impl SeqSink, addr: usize, sym: Option<Ksym<'_>>) {
+    match sym {
+        Some(k) => {
+            w.put(k.name);
+            if let Some(m) = k.module {
+                w.put(b" [");
+                w.put(m);
+                w.put(b"]");
+            }
+        }
+        None => {
+            w.put(b"0x");
+            put_hex(w, addr as u64);
+        }
+    }
+}
+
+/// What `report_probe()` prints for one probe.
+#[derive(Clone, Copy, Debug)]
+pub struct ProbeLine<'a> {
+    /// `p->addr`, or 0 when `!kallsyms_show_value()`.
+    pub shown_addr: usize,
+    /// `p->addr` itself (for the `%pS` fallback, which C prints unhidden).
+    pub addr: usize,
+    /// `p->pre_handler == pre_handler_kretprobe`: type `r`, else `k`.
+    pub kretprobe: bool,
+    /// kallsyms answer for the hash entry's address (name, offset, module).
+    pub sym: Option<Ksym<'a>>,
+    /// Flags of the probe (GONE/DISABLED are the child's).
+    pub flags: u32,
+    /// Flags of the hash entry (OPTIMIZED/FTRACE are the aggregate's).
+    pub entry_flags: u32,
+}
+
+/// `report_probe()`: one line of `kprobes/list`.
+pub fn report_probe(w: &mut impl SeqSink, l: &ProbeLine<'_>) {
+    put_px(w, l.shown_addr);
+    w.put(if l.kretprobe { b"  r  " } else { b"  k  " });
+    match l.sym {
+        Some(k) => {
+            // "%s+0x%x  %s ": the offset is passed as an int.
+            w.put(k.name);
+            w.put(b"+0x");
+            put_hex(w, u64::from(k.offset as u32));
+            w.put(b"  ");
+            w.put(k.module.unwrap_or(b" "));
+            w.put(b" ");
+        }
+        None => {
+            // "%pS " of an address kallsyms cannot name.
+            w.put(b"0x");
+            put_hex(w, l.addr as u64);
+            w.put(b" ");
+        }
+    }
+    if flags_gone(l.flags) {
+        w.put(b"[GONE]");
+    }
+    if flags_disabled(l.flags) && !flags_gone(l.flags) {
+        w.put(b"[DISABLED]");
+    }
+    if flags_optimized(l.entry_flags) {
+        w.put(b"[OPTIMIZED]");
+    }
+    if flags_ftrace(l.entry_flags) {
+        w.put(b"[FTRACE]");
+    }
+    w.put(b"\n");
+}
+
+/// `show_kprobe_addr()`: every line of one hash bucket (the seq_file iterates buckets 0..64).
+pub fn show_kprobe_addr<A: Arch>(a: &A, bucket: usize, w: &mut impl SeqSink) {
+    let show = a.kallsyms_show_value();
+    let _ = a.for_each_in_bucket(bucket, |p| {
+        let addr = a.addr(p);
+        a.kallsyms_lookup(addr, |sym| {
+            let line = |kp: A::Probe, entry_flags: u32| ProbeLine {
+                shown_addr: if show { a.addr(kp) } else { 0 },
+                addr: a.addr(kp),
+                kretprobe: a.is_kretprobe(kp),
+                sym,
+                flags: a.flags(kp),
+                entry_flags,
+            };
+            if a.is_aggr(p) {
+                let ef = a.flags(p);
+                let _ = a.for_each_child(p, |kp| {
+                    report_probe(w, &line(kp, ef));
+                    ControlFlow::Continue(())
+                });
+            } else {
+                report_probe(w, &line(p, a.flags(p)));
+            }
+        });
+        ControlFlow::Continue(())
+    });
+}
+
+/// `kprobe_blacklist_seq_show()`: `"0x%px-0x%px\t%ps\n"`, zeros when values are hidden.
+pub fn blacklist_line(
+    w: &mut impl SeqSink,
+    start: usize,
+    end: usize,
+    show: bool,
+    sym: Option<Ksym<'_>>,
+) {
+    w.put(b"0x");
+    put_px(w, if show { start } else { 0 });
+    w.put(b"-0x");
+    put_px(w, if show { end } else { 0 });
+    w.put(b"\t");
+    put_ps(w, start, sym);
+    w.put(b"\n");
+}
+
+/// The whole `kprobes/blacklist` file; the caller holds `kprobe_mutex`.
+pub fn show_blacklist<A: Arch + BlacklistStore>(a: &A, w: &mut impl SeqSink) {
+    let show = a.kallsyms_show_value();
+    let _ = a.blacklist_for_each(|start, end| {
+        a.kallsyms_lookup(start, |sym| blacklist_line(w, start, end, show, sym));
+        ControlFlow::Continue(())
+    });
+}
+
+/// `read_enabled_file_bool()`: the two bytes of `kprobes/enabled`.
+pub const fn enabled_file(all_disarmed: bool) -> &'static [u8; 2] {
+    if all_disarmed {
+        b"0\n"
+    } else {
+        b"1\n"
+    }
+}
+
+/// `kstrtobool()`: how a write to `kprobes/enabled` is parsed; `None` is -EINVAL.
+pub fn kstrtobool(s: &[u8]) -> Option<bool> {
+    match s.first()? {
+        b'y' | b'Y' | b't' | b'T' | b'1' => Some(true),
+        b'n' | b'N' | b'f' | b'F' | b'0' => Some(false),
+        b'o' | b'O' => match s.get(1)? {
+            b'n' | b'N' => Some(true),
+            b'f' | b'F' => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Buffer sink for callers that format into a fixed array (e.g. a `seq_file` page).
+pub struct SliceSink<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+    overflow: bool,
+}
+
+impl<'a> SliceSink<'a> {
+    /// A sink writing into `buf`.
+    pub fn new(buf: &'a mut [u8]) -> Self {
+        SliceSink {
+            buf,
+            len: 0,
+            overflow: false,
+        }
+    }
+    /// The bytes written so far.
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+    /// Whether some output did not fit (the `seq_file` then retries with a larger buffer).
+    pub fn overflowed(&self) -> bool {
+        self.overflow
+    }
+}
+
+impl SeqSink for SliceSink<'_> {
+    fn put(&mut self, bytes: &[u8]) {
+        let room = self.buf.len() - self.len;
+        let n = bytes.len().min(room);
+        self.buf[self.len..self.len + n].copy_from_slice(&bytes[..n]);
+        self.len += n;
+        self.overflow |= n < bytes.len();
+    }
+}
