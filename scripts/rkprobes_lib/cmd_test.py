@@ -67,10 +67,16 @@ def host_checks(res, packages=None):
     rc, out = _cargo(["clippy"] + sel + ["--all-targets", "--", "-D", "warnings"], "cargo clippy",
                      logs / "cargo-clippy.log")
     res.add(f"host: cargo clippy -D warnings ({what})", int(rc == 0), int(rc != 0),
-            note="" if rc == 0 else "\n".join(out.splitlines()[-30:]))
-    rc, out = _cargo(["fmt", "--all", "--", "--check"], "cargo fmt", logs / "cargo-fmt.log")
+            note="" if rc == 0 else _diagnostics(out))
+    rc, out = _cargo(["fmt", "--all", "--", "--check", "--color", "never"], "cargo fmt", logs / "cargo-fmt.log")
     res.add("host: cargo fmt --check", int(rc == 0), int(rc != 0),
             note="" if rc == 0 else "\n".join(out.splitlines()[-30:]))
+
+
+def _diagnostics(out):
+    """The compiler's error and warning lines with their locations, not the progress noise."""
+    keep = [ln for ln in out.splitlines() if re.match(r"^(error|warning)(\[|:)|^\s+--> ", ln)]
+    return "\n".join(keep[:30]) or "\n".join(out.splitlines()[-30:])
 
 
 def _has_bin(package, binary):
