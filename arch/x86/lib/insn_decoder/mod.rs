@@ -26,6 +26,7 @@
 //! ```
 
 pub mod attr;
+pub mod golden;
 mod insn;
 mod kprobes;
 mod tables;
