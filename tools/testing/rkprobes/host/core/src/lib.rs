@@ -18,6 +18,8 @@ pub mod debugfs;
 pub mod errno;
 #[path = "../../../../../../kernel/kprobes/insn_slot.rs"]
 pub mod insn_slot;
+#[path = "../../../../../../kernel/kprobes/kretprobe.rs"]
+pub mod kretprobe;
 #[path = "../../../../../../kernel/kprobes/optimizer.rs"]
 pub mod optimizer;
 #[path = "../../../../../../kernel/kprobes/register.rs"]

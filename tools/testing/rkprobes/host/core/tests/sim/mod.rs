@@ -110,6 +110,30 @@ struct Rec {
     op_queue: Option<OptQueue>,
     optinsn: bool,
     jump_saved: Option<[u8; JMP_LEN - 1]>,
+    kret: Option<KretRec>,
+}
+
+/// The `struct kretprobe` part of a simulated probe (the kprobe is its first member).
+#[derive(Clone, Debug, Default)]
+pub struct KretRec {
+    /// `rp->data_size`.
+    pub data_size: usize,
+    /// `rp->maxactive`.
+    pub maxactive: i32,
+    /// `rp->nmissed`.
+    pub nmissed: i64,
+    /// Return value of the entry handler, `None` for no entry handler.
+    pub entry: Option<i32>,
+    /// `pre_handler_kretprobe` installed.
+    pub handlers: bool,
+    /// Instances left in the pool; `None` when no pool exists.
+    pub pool_free: Option<usize>,
+    /// Pool detached at unregistration (in-flight instances are dropped when they return).
+    pub detached: bool,
+    /// Return hooks installed.
+    pub hooked: u32,
+    /// Make the pool allocation fail.
+    pub alloc_fails: bool,
 }
 
 impl Rec {
@@ -134,6 +158,7 @@ impl Rec {
             op_queue: None,
             optinsn: false,
             jump_saved: None,
+            kret: None,
         }
     }
 }
@@ -411,6 +436,28 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
             r.addr = addr;
             r.symbol_name = sym.map(str::as_bytes);
             r.offset = offset;
+        });
+    }
+
+    /// Makes `p` a `struct kretprobe` with these fields.
+    pub fn make_kretprobe(&self, p: Pid, k: KretRec) {
+        self.rec(p, |r| r.kret = Some(k));
+    }
+
+    /// The `struct kretprobe` part of `p`.
+    pub fn kret(&self, p: Pid) -> KretRec {
+        self.rec(p, |r| r.kret.clone().expect("kretprobe"))
+    }
+
+    /// Returns from the probed function: the return hook fires and the instance goes back.
+    pub fn function_returns(&self, p: Pid) {
+        self.rec(p, |r| {
+            let k = r.kret.as_mut().expect("kretprobe");
+            assert!(k.hooked > 0, "no return hook installed");
+            k.hooked -= 1;
+            if !k.detached {
+                *k.pool_free.as_mut().expect("pool") += 1;
+            }
         });
     }
 
@@ -768,7 +815,9 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
         self.rec(p, |r| r.nmissed = 0);
     }
     fn has_pre_handler(&self, p: Pid) -> bool {
-        self.rec(p, |r| r.aggr || r.pre.is_some())
+        self.rec(p, |r| {
+            r.aggr || r.pre.is_some() || r.kret.as_ref().is_some_and(|k| k.handlers)
+        })
     }
     fn has_post_handler(&self, p: Pid) -> bool {
         self.rec(p, |r| {
@@ -782,10 +831,14 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
     fn is_aggr(&self, p: Pid) -> bool {
         self.rec(p, |r| r.aggr)
     }
-    fn is_kretprobe(&self, _p: Pid) -> bool {
-        false
+    fn is_kretprobe(&self, p: Pid) -> bool {
+        self.rec(p, |r| r.kret.as_ref().is_some_and(|k| k.handlers))
     }
     fn call_pre_handler(&self, p: Pid, _regs: ()) -> i32 {
+        if self.is_kretprobe(p) {
+            self.inner().log.push(Call::Pre(p));
+            return rkprobes_core::kretprobe::pre_handler_kretprobe(self, p, ());
+        }
         let spec = self.rec(p, |r| {
             assert!(!r.aggr, "aggregate pre_handler called as a user handler");
             r.pre.clone().expect("pre_handler")
@@ -1248,5 +1301,97 @@ impl<const OPT: bool, const FTRACE: bool> Arch for Sim<OPT, FTRACE> {
         assert!(FTRACE);
         self.rec(p, |r| r.slot = None);
         Ok(())
+    }
+}
+
+impl<const OPT: bool, const FTRACE: bool> rkprobes_core::kretprobe::KretprobeStore
+    for Sim<OPT, FTRACE>
+{
+    type Kretprobe = Pid;
+    type Instance = ();
+    const KRETPROBES: bool = true;
+
+    fn kretprobe_kp(&self, rp: Pid) -> Pid {
+        rp
+    }
+    fn data_size(&self, rp: Pid) -> usize {
+        self.kret(rp).data_size
+    }
+    fn maxactive(&self, rp: Pid) -> i32 {
+        self.kret(rp).maxactive
+    }
+    fn set_maxactive(&self, rp: Pid, n: i32) {
+        self.rec(rp, |r| r.kret.as_mut().expect("kretprobe").maxactive = n);
+    }
+    fn reset_kretprobe_nmissed(&self, rp: Pid) {
+        self.rec(rp, |r| r.kret.as_mut().expect("kretprobe").nmissed = 0);
+    }
+    fn inc_kretprobe_nmissed(&self, rp: Pid) {
+        self.rec(rp, |r| r.kret.as_mut().expect("kretprobe").nmissed += 1);
+    }
+    fn set_kretprobe_handlers(&self, rp: Pid) {
+        self.rec(rp, |r| {
+            r.kret.as_mut().expect("kretprobe").handlers = true;
+            r.post = None;
+        });
+    }
+    fn num_possible_cpus(&self) -> u32 {
+        4
+    }
+    fn alloc_instance_pool(&self, rp: Pid) -> Result {
+        self.rec(rp, |r| {
+            let k = r.kret.as_mut().expect("kretprobe");
+            assert!(k.pool_free.is_none(), "pool allocated twice");
+            if k.alloc_fails {
+                return Err(Errno::ENOMEM);
+            }
+            k.pool_free = Some(usize::try_from(k.maxactive).expect("maxactive > 0"));
+            k.detached = false;
+            Ok(())
+        })
+    }
+    fn free_instance_pool(&self, rp: Pid) {
+        self.rec(rp, |r| r.kret.as_mut().expect("kretprobe").pool_free = None);
+    }
+    fn detach_instance_pool(&self, rp: Pid) {
+        self.rec(rp, |r| r.kret.as_mut().expect("kretprobe").detached = true);
+    }
+    fn release_instance_pool(&self, rp: Pid) {
+        self.rec(rp, |r| r.kret.as_mut().expect("kretprobe").pool_free = None);
+    }
+    fn instance_try_get(&self, rp: Pid) -> Option<()> {
+        self.rec(rp, |r| {
+            let free = r
+                .kret
+                .as_mut()
+                .expect("kretprobe")
+                .pool_free
+                .as_mut()
+                .expect("pool");
+            if *free == 0 {
+                return None;
+            }
+            *free -= 1;
+            Some(())
+        })
+    }
+    fn has_entry_handler(&self, rp: Pid) -> bool {
+        self.kret(rp).entry.is_some()
+    }
+    fn call_entry_handler(&self, rp: Pid, _ri: (), _regs: ()) -> i32 {
+        self.kret(rp).entry.expect("entry handler")
+    }
+    fn instance_recycle(&self, rp: Pid, _ri: ()) {
+        self.rec(rp, |r| {
+            *r.kret
+                .as_mut()
+                .expect("kretprobe")
+                .pool_free
+                .as_mut()
+                .expect("pool") += 1;
+        });
+    }
+    fn instance_hook(&self, rp: Pid, _ri: (), _regs: (), _mcount: bool) {
+        self.rec(rp, |r| r.kret.as_mut().expect("kretprobe").hooked += 1);
     }
 }
