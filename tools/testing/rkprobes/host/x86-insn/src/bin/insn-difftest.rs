@@ -18,19 +18,20 @@ use rkprobes_x86_insn::{Insn, Mode};
 #[path = "../elf.rs"]
 mod elf;
 
-/// Mnemonics objdump prints for bytes it could not decode as a whole instruction.
+/// Mnemonics objdump prints for bytes it could not decode as a whole instruction: `(bad)`,
+/// `.byte`, or prefixes alone (`objdump_reformat.awk` lists single ones; objdump also prints
+/// runs such as `cs rex.WR` when it loses sync in data placed in a text section).
 fn is_bad(mnemonic: &str) -> bool {
-    const LONE_PREFIXES: [&str; 14] = [
-        "repz", "repnz", "lock", "es", "cs", "ss", "ds", "fs", "gs", "data16", "data32", "addr16",
-        "addr32", "addr64",
+    const PREFIXES: [&str; 18] = [
+        "lock", "rep", "repz", "repnz", "repe", "repne", "es", "cs", "ss", "ds", "fs", "gs",
+        "data16", "data32", "addr16", "addr32", "addr64", "notrack",
     ];
-    let word = mnemonic.split_whitespace().next().unwrap_or("");
     mnemonic.contains("(bad)")
         || mnemonic.contains("<unknown>")
-        || mnemonic.starts_with("rex")
         || mnemonic.starts_with(".byte")
-        || LONE_PREFIXES.contains(&mnemonic.trim())
-        || (word.starts_with("addr") && LONE_PREFIXES.contains(&word))
+        || mnemonic
+            .split_whitespace()
+            .all(|w| w.starts_with("rex") || PREFIXES.contains(&w))
 }
 
 struct Line {
