@@ -313,3 +313,16 @@ pub fn unoptimize_all_kprobes<A: Arch>(a: &A) -> bool {
     // breakpoint."
     true
 }
+
+/// `proc_kprobes_optimization_handler()` after `proc_dointvec_minmax()`: every access, reads
+/// included, re-applies the current value (idempotent, as in C).
+///
+/// The glue holds `kprobe_sysctl_mutex` around the whole handler and logs the message C logs when
+/// this returns true (see [`optimize_all_kprobes`] / [`unoptimize_all_kprobes`]).
+pub fn kprobes_optimization_sysctl<A: Arch>(a: &A, value: bool) -> bool {
+    if value {
+        optimize_all_kprobes(a)
+    } else {
+        unoptimize_all_kprobes(a)
+    }
+}

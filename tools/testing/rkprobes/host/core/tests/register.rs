@@ -558,3 +558,33 @@ fn unused_aggregate_is_reused() {
     assert!(s.text_pristine());
     assert_eq!(s.live_aggregates(), 0);
 }
+
+#[test]
+fn optimization_sysctl() {
+    use rkprobes_core::optimizer::kprobes_optimization_sysctl;
+    let s = Opt::new();
+    let addr = s.sym("func_g");
+    let p = probe(&s, "func_g", 0);
+    register_kprobe(&s, p).unwrap();
+    s.run_optimizer();
+    assert_eq!(s.text_at(addr), JMP);
+    // Writing 0 unoptimizes everything and waits for the optimizer; reads re-apply (no-op).
+    assert!(kprobes_optimization_sysctl(&s, false));
+    assert_eq!(s.text_at(addr), INT3);
+    assert!(!kprobes_optimization_sysctl(&s, false));
+    let q = probe(&s, "func_h", 0);
+    register_kprobe(&s, q).unwrap();
+    s.run_optimizer();
+    assert_eq!(
+        s.text_at(s.sym("func_h")),
+        INT3,
+        "nothing is optimized while disallowed"
+    );
+    assert!(kprobes_optimization_sysctl(&s, true));
+    s.run_optimizer();
+    assert_eq!(s.text_at(addr), JMP);
+    assert_eq!(s.text_at(s.sym("func_h")), JMP);
+    unregister_kprobes(&s, &[p, q]);
+    s.run_optimizer();
+    assert!(s.text_pristine());
+}
