@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * C half of the Rust kprobes core (CONFIG_KPROBES_RUST).
+ *
+ * Two kinds of code live here, and nothing else:
+ *
+ *  - the __weak defaults of kernel/kprobes.c that an architecture may
+ *    override at link time (UPSTREAM-CONTRACT 7.1.3): a weak symbol must
+ *    really be weak, which is plain in C;
+ *  - thin wrappers around what exists only as C macros or static inlines
+ *    (list and hlist RCU primitives on struct kprobe, per-CPU accessors,
+ *    arch macros such as flush_insn_slot() and MAX_OPTINSN_SIZE), so that
+ *    the Rust glue never re-implements them (UPSTREAM-CONTRACT 7.2).
+ *
+ * The logic stays in the Rust files beside this one; no wrapper decides
+ * anything. Every wrapper is named rkp_<C name> after the primitive it
+ * wraps. Wrappers used on the probe-hit path are __kprobes.
+ */
+
+#include <linux/execmem.h>
+#include <linux/hash.h>
+#include <linux/kallsyms.h>
+#include <linux/kprobes.h>
+#include <linux/list.h>
+#include <linux/notifier.h>
+#include <linux/preempt.h>
+#include <linux/rculist.h>
+#include <asm/sections.h>
+
+#include "kprobes_helpers.h"
+
+/* As in kernel/kprobes.c; the Rust core's hash_ptr() is checked against rkp_hash_ptr(). */
+#define KPROBE_HASH_BITS 6
+
+/* ---- __weak defaults (identical semantics to kernel/kprobes.c) ---- */
+
+/* The offset is deliberately not folded into the result. */
+kprobe_opcode_t *__weak kprobe_lookup_name(const char *name,
+					   unsigned int offset)
+{
+	return (kprobe_opcode_t *)kallsyms_lookup_name(name);
+}
+
+kprobe_opcode_t *__weak arch_adjust_kprobe_addr(unsigned long addr,
+						unsigned long offset,
+						bool *on_func_entry)
+{
+	*on_func_entry = !offset;
+	return (kprobe_opcode_t *)(addr + offset);
+}
+
+bool __weak arch_within_kprobe_blacklist(unsigned long addr)
+{
+	return addr >= (unsigned long)__kprobes_text_start &&
+	       addr < (unsigned long)__kprobes_text_end;
+}
+
+int __weak kprobe_exceptions_notify(struct notifier_block *self,
+				    unsigned long val, void *data)
+{
+	return NOTIFY_DONE;
+}
+NOKPROBE_SYMBOL(kprobe_exceptions_notify);
+
+int __weak arch_kprobe_get_kallsym(unsigned int *symnum, unsigned long *value,
+				   char *type, char *sym)
+{
+	return -ERANGE;
+}
+
+int __init __weak arch_populate_kprobe_blacklist(void)
+{
+	return 0;
+}
+
+#ifdef __ARCH_WANT_KPROBES_INSN_SLOT
+/* Within +/- 2GB of kernel and module text, for rip-relative fixups. */
+void __weak *alloc_insn_page(void)
+{
+	return execmem_alloc(EXECMEM_KPROBES, PAGE_SIZE);
+}
+
+void rkp_free_insn_page(void *page)
+{
+	execmem_free(page);
+}
+
+#ifdef CONFIG_OPTPROBES
+void __weak *alloc_optinsn_page(void)
+{
+	return alloc_insn_page();
+}
+
+void __weak free_optinsn_page(void *page)
+{
+	rkp_free_insn_page(page);
+}
+#endif
+#endif
+
+#if defined(CONFIG_KRETPROBES) && !defined(CONFIG_KRETPROBE_ON_RETHOOK)
+void __weak arch_kretprobe_fixup_return(struct pt_regs *regs,
+					kprobe_opcode_t *correct_ret_addr)
+{
+}
+#endif
+
+/* ---- struct kprobe links (callers hold kprobe_mutex, or read under RCU) ---- */
+
+void rkp_hlist_add_head_rcu(struct kprobe *p, struct hlist_head *head)
+{
+	hlist_add_head_rcu(&p->hlist, head);
+}
+
+void rkp_hlist_del_rcu(struct kprobe *p)
+{
+	hlist_del_rcu(&p->hlist);
+}
+
+void rkp_hlist_replace_rcu(struct kprobe *old, struct kprobe *new)
+{
+	hlist_replace_rcu(&old->hlist, &new->hlist);
+}
+
+void rkp_init_hlist_node(struct kprobe *p)
+{
+	INIT_HLIST_NODE(&p->hlist);
+}
+
+void rkp_init_list_head(struct kprobe *p)
+{
+	INIT_LIST_HEAD(&p->list);
+}
+
+void rkp_list_add_rcu(struct kprobe *p, struct kprobe *ap)
+{
+	list_add_rcu(&p->list, &ap->list);
+}
+
+void rkp_list_del_rcu(struct kprobe *p)
+{
+	list_del_rcu(&p->list);
+}
+
+void rkp_list_del(struct kprobe *p)
+{
+	list_del(&p->list);
+}
+
+bool rkp_list_empty(struct kprobe *p)
+{
+	return list_empty(&p->list);
+}
+
+bool rkp_list_is_singular(struct kprobe *p)
+{
+	return list_is_singular(&p->list);
+}
+
+struct kprobe *rkp_list_next_entry(struct kprobe *p)
+{
+	return list_entry(p->list.next, struct kprobe, list);
+}
+
+/* First entry of a bucket or child list, and the next one (RCU walk). */
+struct kprobe *__kprobes rkp_hlist_first_rcu(struct hlist_head *head)
+{
+	return hlist_entry_safe(rcu_dereference_raw(hlist_first_rcu(head)),
+				struct kprobe, hlist);
+}
+
+struct kprobe *__kprobes rkp_hlist_next_rcu(struct kprobe *p)
+{
+	return hlist_entry_safe(rcu_dereference_raw(hlist_next_rcu(&p->hlist)),
+				struct kprobe, hlist);
+}
+
+struct kprobe *__kprobes rkp_list_first_child_rcu(struct kprobe *ap)
+{
+	struct list_head *next = rcu_dereference_raw(list_next_rcu(&ap->list));
+
+	return next == &ap->list ? NULL : list_entry(next, struct kprobe, list);
+}
+
+struct kprobe *__kprobes rkp_list_next_child_rcu(struct kprobe *ap,
+						 struct kprobe *kp)
+{
+	struct list_head *next = rcu_dereference_raw(list_next_rcu(&kp->list));
+
+	return next == &ap->list ? NULL : list_entry(next, struct kprobe, list);
+}
+
+/* ---- per-CPU state and arch macros ---- */
+
+struct kprobe *__kprobes rkp_kprobe_running(void)
+{
+	return kprobe_running();
+}
+
+void __kprobes rkp_set_current_kprobe(struct kprobe *p)
+{
+	__this_cpu_write(current_kprobe, p);
+}
+
+void __kprobes rkp_set_kprobe_status(unsigned long status)
+{
+	get_kprobe_ctlblk()->kprobe_status = status;
+}
+
+void rkp_flush_insn_slot(struct kprobe *p)
+{
+	flush_insn_slot(p);
+}
+
+unsigned int rkp_hash_ptr(void *addr)
+{
+	return hash_ptr(addr, KPROBE_HASH_BITS);
+}
+
+#ifdef __ARCH_WANT_KPROBES_INSN_SLOT
+size_t rkp_max_insn_size(void)
+{
+	return MAX_INSN_SIZE;
+}
+#endif
+
+#ifdef CONFIG_OPTPROBES
+size_t rkp_max_optinsn_size(void)
+{
+	return MAX_OPTINSN_SIZE;
+}
+
+size_t rkp_max_optimized_length(void)
+{
+	return MAX_OPTIMIZED_LENGTH;
+}
+
+int rkp_arch_prepared_optinsn(struct kprobe *ap)
+{
+	struct optimized_kprobe *op = container_of(ap, struct optimized_kprobe, kp);
+
+	return arch_prepared_optinsn(&op->optinsn);
+}
+#endif
+
+/*
+ * kretprobe_blacklist[i], or NULL at its terminator. Arches without the array
+ * define kretprobe_blacklist_size as the constant 0, and the reference to the
+ * array must then fold away, as it does in kernel/kprobes.c.
+ */
+struct kretprobe_blackpoint *rkp_kretprobe_blackpoint(int i)
+{
+	if (!kretprobe_blacklist_size || i < 0 || i >= kretprobe_blacklist_size)
+		return NULL;
+	if (!kretprobe_blacklist[i].name)
+		return NULL;
+	return &kretprobe_blacklist[i];
+}
