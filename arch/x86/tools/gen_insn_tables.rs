@@ -562,6 +562,13 @@ pub fn generate(map: &str) -> Result<String, String> {
             };
             let title = table.title.trim_start_matches("Table: ");
             let title = title.trim_start_matches("GrpTable: ");
+            let mut chars = title.chars();
+            let title: String = chars
+                .next()
+                .map(|c| c.to_ascii_uppercase())
+                .into_iter()
+                .chain(chars)
+                .collect();
             let _ = write!(
                 out,
                 "\n/// {title}{}.\n#[rustfmt::skip]\npub(super) static {name}: {ty} = {ctor}(&[\n",

@@ -8,7 +8,7 @@
 
 use super::attr::*;
 
-/// one byte opcode.
+/// One byte opcode.
 #[rustfmt::skip]
 pub(super) static PRIMARY_TABLE: OpcodeTable = opcode_table(&[
     (0x00, MODRM),
