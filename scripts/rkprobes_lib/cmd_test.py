@@ -8,6 +8,7 @@ decoder's differential run).
 """
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -41,7 +42,8 @@ def _cargo(args, label, log):
         raise Failure("no host cargo; run scripts/rkprobes setup")
     cmd = [cargo] + args
     info("$ cargo " + " ".join(args))
-    rc = common.run_logged(cmd, log, cwd=str(common.REPO), label=label)
+    env = dict(os.environ, RKPROBES_LINUX_SRC=str(common.PRISTINE))
+    rc = common.run_logged(cmd, log, cwd=str(common.REPO), label=label, env=env)
     return rc, log.read_text(errors="replace")
 
 
