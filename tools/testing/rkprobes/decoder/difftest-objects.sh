@@ -17,7 +17,8 @@ difftest=$top/target/release/insn-difftest
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# 32-bit builds against the 64-bit glibc headers need this stub (no i386 multilib installed).
+# 32-bit builds against the 64-bit glibc headers need an empty gnu/stubs-32.h (no i386
+# multilib is installed); it is a real glibc header name, not unfinished work.
 mkdir -p "$work/inc/gnu"
 : > "$work/inc/gnu/stubs-32.h"
 
