@@ -20,7 +20,7 @@ CONFIGS = REPO / "tools" / "testing" / "rkprobes" / "configs"
 
 IMPLS = ("rust", "c")
 # Build configurations: a fragment under tools/testing/rkprobes/configs/ each.
-CONFIG_NAMES = ("kunit", "run")
+CONFIG_NAMES = ("kunit", "run", "bench")
 
 # The crate root of the Rust core; its presence is what makes --impl rust buildable.
 RUST_CORE_ROOT = REPO / "kernel" / "kprobes" / "kprobes_rust.rs"

@@ -1,0 +1,107 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# /init of the `scripts/rkprobes bench` initramfs. It loads rkprobes_bench.ko
+# and drives it case by case through its debugfs ctl file; the module logs
+# "RKB ..." result lines, this script adds its own (which kprobes path a
+# case took, memory snapshots) and at the end prints the module's log, then
+# RKB-DONE. The host parses all "RKB" lines; a failed command is reported
+# as "RKB error <command>" and the run goes on.
+#
+# Kernel command line parameters the host may pass (unknown ones reach
+# /init as environment variables): rkb_calls, rkb_reps.
+
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t debugfs debugfs /sys/kernel/debug
+KP=/sys/kernel/debug/kprobes
+CTL=/sys/kernel/debug/rkprobes_bench/ctl
+OPT=/proc/sys/debug/kprobes-optimization
+
+ctl() {	# ctl COMMAND...: one command of the benchmark module
+	echo "$*" > $CTL || echo "RKB error $*"
+}
+
+settle() {	# let the optimizer run (it starts 5 jiffies after a change)
+	sleep 1
+}
+
+path() {	# path CASE SYMBOL: the flags kprobes/list shows for SYMBOL
+	flags=$(grep " $2+" $KP/list | grep -o '\[[A-Z]*\]' | sort -u | tr -d '\n')
+	echo "RKB path $1 ${flags:--}"
+}
+
+wait_optimized() {	# wait_optimized SYMBOL-PREFIX COUNT
+	i=0
+	while [ "$(grep " $1" $KP/list | grep -c OPTIMIZED)" -lt "$2" ] && [ $i -lt 60 ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+}
+
+mem() {	# mem CASE before|after [PROBES]: kB of slab, vmalloc and per-CPU memory
+	echo 1 > /proc/sys/vm/stat_refresh
+	while read -r key val unit; do
+		case $key in
+		Slab:) slab=$val ;;
+		VmallocUsed:) vmalloc=$val ;;
+		Percpu:) percpu=$val ;;
+		esac
+	done < /proc/meminfo
+	echo "RKB mem $1 $2 $slab $vmalloc $percpu $3"
+}
+
+hit() {	# hit CASE SITE SYMBOL: measure what is armed, then disarm
+	path "$1" "$3"
+	ctl measure "$1" "$2"
+	ctl disarm
+}
+
+insmod /lib/modules/rkprobes_bench.ko calls="${rkb_calls:-1000}" reps="${rkb_reps:-5}" ||
+	echo "RKB error insmod rkprobes_bench.ko"
+echo "RKB optimization $(cat $OPT)"
+ctl calib
+
+# int3 and the copied instruction stepped out of line: a post handler keeps
+# the probe from being boosted or optimized.
+ctl kprobe target post; settle; hit kprobe-post target rkb_target
+
+# Boosted: the same probe without a post handler, the optimizer switched off.
+echo 0 > $OPT
+ctl kprobe target pre; settle; hit kprobe-boost target rkb_target
+echo 1 > $OPT
+
+# Optimized: the same, once the optimizer has replaced int3 by a jump.
+ctl kprobe target pre; wait_optimized rkb_target 1; hit kprobe-opt target rkb_target
+
+# On the ftrace call site of a traced function.
+ctl kprobe traced pre; settle; hit kprobe-ftrace traced rkb_traced
+
+ctl kretprobe target; settle; hit kretprobe target rkb_target
+ctl kprobe target pre; ctl kretprobe target; settle; hit kprobe+kretprobe target rkb_target
+
+# Hash scaling: the int3 kprobe registered first, then N others elsewhere.
+for n in 1 64 4096; do
+	ctl kprobe target post; ctl fill $n post; settle; hit "hash-$n" target rkb_target
+done
+
+ctl reg1
+ctl regn 100
+ctl regn 1000
+
+# Memory: snapshots around registering many probes on filler sites.
+settle; mem kprobe before
+ctl fill 1000 post; settle; mem kprobe after 1000; ctl disarm
+settle; mem optprobe before
+ctl fill 1000 pre; wait_optimized rkb_fill_ 1000
+echo "RKB count optprobe $(grep ' rkb_fill_' $KP/list | grep -c OPTIMIZED)"
+mem optprobe after 1000; ctl disarm
+settle; mem kretprobe before
+ctl fillret 256; settle; path kretprobe-mem rkb_fill_00
+mem kretprobe after 256; ctl disarm
+
+dmesg | grep 'rkprobes_bench: '
+echo RKB-DONE
+reboot -f
