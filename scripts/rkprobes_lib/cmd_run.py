@@ -11,7 +11,8 @@ from . import common, kbuild, qemu
 from .common import Failure, banner, info
 
 INIT = common.REPO / "tools" / "testing" / "rkprobes" / "initramfs" / "run-init.sh"
-SAMPLE_MODULES = ["samples/kprobes/kprobe_example.ko", "samples/kprobes/kretprobe_example.ko"]
+SAMPLE_MODULES = ["samples/kprobes/kprobe_example.ko", "samples/kprobes/kretprobe_example.ko",
+                  "samples/rust/rust_kprobe.ko", "samples/rust/rust_kretprobe.ko"]
 BUSYBOX = Path("/bin/busybox")
 
 

@@ -90,5 +90,28 @@ echo "kprobes/list now:"
 cat $KP/list
 [ $s1 = 0 ] && [ $s2 = 0 ] && ! grep -q kernel_clone $KP/list; step unload $? "list empty of the samples' probes"
 
+section "loading the Rust samples (samples/rust, probing kernel_clone)"
+insmod /lib/modules/rust_kprobe.ko; step insmod-rust_kprobe $? "insmod rust_kprobe.ko"
+insmod /lib/modules/rust_kretprobe.ko; step insmod-rust_kretprobe $? "insmod rust_kretprobe.ko"
+dmesg | grep -E "rust_k(ret)?probe: Planted"
+forks
+section "Rust handler output after 5 forks (dmesg)"
+dmesg | grep -E "rust_kprobe: <kernel_clone> (pre|post)_handler|rust_kretprobe: kernel_clone returned" | tail -n 6
+[ "$(count 'rust_kprobe: <kernel_clone> pre_handler')" -gt 0 ]; step rust-kprobe-pre-fires $? "Rust kprobe pre handler printed"
+[ "$(count 'rust_kprobe: <kernel_clone> post_handler')" -gt 0 ]; step rust-kprobe-post-fires $? "Rust kprobe post handler printed"
+[ "$(count 'rust_kretprobe: kernel_clone returned')" -gt 0 ]; step rust-kretprobe-fires $? "Rust kretprobe return handler printed"
+section "cat $KP/list (Rust samples loaded)"
+cat $KP/list
+grep -qE "  k  kernel_clone\+" $KP/list && grep -qE "  r  kernel_clone\+" $KP/list
+step rust-list-shows-probes $? "the Rust kprobe and kretprobe are in kprobes/list"
+section "unloading the Rust samples"
+rmmod rust_kprobe; s1=$?
+rmmod rust_kretprobe; s2=$?
+dmesg | grep -E "rust_k(ret)?probe: (k(ret)?probe at .* unregistered|Missed probing)" | tail -n 3
+echo "kprobes/list now:"
+cat $KP/list
+[ $s1 = 0 ] && [ $s2 = 0 ] && ! grep -q kernel_clone $KP/list
+step rust-unload $? "list empty of the Rust samples' probes"
+
 echo RKPROBES-DONE
 reboot -f
