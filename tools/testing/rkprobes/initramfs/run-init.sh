@@ -57,16 +57,33 @@ again=$(count "$PRE")
 echo "pre_handler lines after re-arming and 5 forks: $again"
 [ "$(cat $KP/enabled)" = 1 ] && [ "$again" -gt "$after" ]; step rearm-all $? "hits again after re-arming"
 
-section "/proc/sys/debug/kprobes-optimization"
+section "/proc/sys/debug/kprobes-optimization, with a probe inside vfs_read"
+# An optimizable probe: past the ftrace site, on the first offset that is an
+# instruction boundary (registering elsewhere fails with -EILSEQ).
+off=5
+while [ $off -le 32 ]; do
+	echo "p:rkprobes/opt vfs_read+$off" >> $TR/kprobe_events 2>/dev/null && break
+	off=$((off + 1))
+done
+echo 1 > $TR/events/rkprobes/opt/enable
+sleep 1
+opt() { grep "vfs_read+" $KP/list; }
 echo "kprobes-optimization: $(cat /proc/sys/debug/kprobes-optimization)"
+opt
+opt | grep -q OPTIMIZED; step optimized $? "the vfs_read+$off probe is [OPTIMIZED]"
 echo 0 > /proc/sys/debug/kprobes-optimization
 echo "after writing 0: $(cat /proc/sys/debug/kprobes-optimization)"
-grep -c OPTIMIZED $KP/list | sed 's/^/[OPTIMIZED] probes now: /'
-[ "$(cat /proc/sys/debug/kprobes-optimization)" = 0 ] && ! grep -q OPTIMIZED $KP/list
-step sysctl-off $? "optimization off, no [OPTIMIZED] probe"
+opt
+[ "$(cat /proc/sys/debug/kprobes-optimization)" = 0 ] && ! opt | grep -q OPTIMIZED
+step sysctl-off $? "optimization off: the probe lost [OPTIMIZED]"
 echo 1 > /proc/sys/debug/kprobes-optimization
+sleep 1
 echo "after writing 1: $(cat /proc/sys/debug/kprobes-optimization)"
-[ "$(cat /proc/sys/debug/kprobes-optimization)" = 1 ]; step sysctl-on $? "optimization back on"
+opt
+[ "$(cat /proc/sys/debug/kprobes-optimization)" = 1 ] && opt | grep -q OPTIMIZED
+step sysctl-on $? "optimization on: [OPTIMIZED] again"
+echo 0 > $TR/events/rkprobes/opt/enable
+echo "-:rkprobes/opt" >> $TR/kprobe_events
 
 section "kprobe_events: p: and r: probes on do_sys_openat2"
 echo 'p:rkprobes/open do_sys_openat2 dfd=$arg1' > $TR/kprobe_events; s1=$?
