@@ -1,0 +1,444 @@
+# SPDX-License-Identifier: GPL-2.0
+"""`rkprobes bench`: kprobes cost per hit, per registration and per probe in memory, C against Rust.
+
+For each implementation: build the `bench` kernel, build our benchmark module
+(tools/testing/rkprobes/bench/) against it, boot it under QEMU TCG with
+`-icount shift=0,sleep=off` (the guest TSC then counts guest instructions)
+as many times as --boots says, and parse the module's "RKB" lines. One table
+`| case | C | Rust | Rust/C |` goes to the terminal and to
+$CACHE/bench/. Every cell is the median of all repetitions of all boots,
+with the minimum and maximum beside it: that is the spread.
+
+The benchmark is not part of `rkprobes test`: its figures are goals, not
+assertions. The run fails only when something could not be measured.
+"""
+
+import datetime
+import gzip
+import re
+import shutil
+import statistics
+import subprocess
+from pathlib import Path
+
+from . import common, kbuild, qemu
+from .common import Failure, banner, info
+
+BENCH_DIR = common.REPO / "tools" / "testing" / "rkprobes" / "bench"
+MODULE_SOURCES = ("Kbuild", "rkb_main.c", "rkb_fill.S")
+MODULE = "rkprobes_bench.ko"
+INIT = BENCH_DIR / "bench-init.sh"
+BUSYBOX = Path("/bin/busybox")
+# One guest instruction is one nanosecond of guest time, and the guest
+# never waits for the host's clock.
+ICOUNT = ["-icount", "shift=0,sleep=off"]
+# No KASLR, so that every boot puts the probes at the same addresses (the
+# hash buckets they land in); no speculation mitigations, whose thunks are
+# not what is being compared.
+APPEND = "loglevel=4 nokaslr mitigations=off panic=-1"
+# The arches whose benchmark sites and guest clock are known to work.
+BENCH_ARCHES = ("x86_64",)
+NO_RUST = "n/a (Rust core not in tree)"
+
+# (key, label): per-hit cases, guest instructions per call above a bare call.
+HIT_CASES = [
+    ("kprobe-post", "kprobe + post handler, notrace fn: int3 + out-of-line step"),
+    ("kprobe-boost", "kprobe, optimizer off: boosted if the build boosts"),
+    ("kprobe-opt", "kprobe, after the optimizer ran"),
+    ("kprobe-ftrace", "kprobe at an ftrace site"),
+    ("kretprobe", "kretprobe (maxactive 16)"),
+    ("kprobe+kretprobe", "kprobe + kretprobe on the same function"),
+    ("hash-1", "kprobe + post handler, 1 other probe registered"),
+    ("hash-64", "kprobe + post handler, 64 other probes registered"),
+    ("hash-4096", "kprobe + post handler, 4096 other probes registered"),
+]
+# (key, index of the times in the RKB reg line, label): guest ns per probe.
+REG_CASES = [
+    ("reg1", 0, "register_kprobe + unregister_kprobe, 1 probe"),
+    ("regn100", 0, "register_kprobes, 100 probes (per probe)"),
+    ("regn100", 1, "unregister_kprobes, 100 probes (per probe)"),
+    ("regn1000", 0, "register_kprobes, 1000 probes (per probe)"),
+    ("regn1000", 1, "unregister_kprobes, 1000 probes (per probe)"),
+]
+# (key, label): bytes per probe (slab + vmalloc + per-CPU).
+MEM_CASES = [
+    ("kprobe", "memory per kprobe with post handler (bytes)"),
+    ("optprobe", "memory per optimized kprobe (bytes)"),
+    ("kretprobe", "memory per kretprobe, maxactive 16 (bytes)"),
+]
+
+
+def add_bench_args(p):
+    p.add_argument("--arch", default="x86_64", help="architecture: " + ", ".join(BENCH_ARCHES) + " (default x86_64)")
+    p.add_argument("--impl", default=None,
+                   help="implementation(s), comma-separated: " + ", ".join(common.IMPLS)
+                   + " (default: c, and rust when the Rust core is in the tree)")
+    p.add_argument("--boots", type=int, default=2, help="boots of each kernel (default 2; the spread spans them)")
+    p.add_argument("--reps", type=int, default=5, help="repetitions of each measurement per boot (1..16, default 5)")
+    p.add_argument("--calls", type=int, default=1000, help="calls of the probed function per repetition (default 1000)")
+    p.add_argument("--timeout", type=int, default=1200, help="seconds one QEMU boot may take (default 1200)")
+
+
+def build_module(arch, bdir):
+    """Build rkprobes_bench.ko out of tree against the kernel in `bdir`; returns the .ko."""
+    mdir = bdir / "rkprobes-bench"
+    log = bdir / "bench-module.log"
+    with common.build_lock():
+        shutil.rmtree(mdir, ignore_errors=True)
+        mdir.mkdir(parents=True)
+        for name in MODULE_SOURCES:
+            shutil.copy2(BENCH_DIR / name, mdir / name)
+        cmd = (["make", "-C", str(common.TREE), f"O={bdir}", f"M={mdir}"] + kbuild.make_vars(arch)
+               + ["modules"])
+        info(f"building {MODULE} against {bdir.name} (log: {log})")
+        rc = common.run_logged(cmd, log, env=kbuild.make_env(), label=MODULE)
+    ko = mdir / MODULE
+    if rc != 0 or not ko.is_file():
+        raise Failure(f"building {MODULE} failed (exit {rc}): {' '.join(cmd)}\n--- tail of {log}:\n"
+                      + common.tail(log))
+    return ko
+
+
+def make_initramfs(bdir, ko):
+    """A gzip'd newc cpio: static busybox, the bench /init, the benchmark module."""
+    root = bdir / "bench-initramfs"
+    shutil.rmtree(root, ignore_errors=True)
+    for d in ("bin", "dev", "proc", "sys", "lib/modules"):
+        (root / d).mkdir(parents=True)
+    if not BUSYBOX.is_file():
+        raise Failure(f"{BUSYBOX} is missing: apt-get install busybox-static (or scripts/rkprobes setup)")
+    shutil.copy2(BUSYBOX, root / "bin" / "busybox")
+    shutil.copy2(INIT, root / "init")
+    (root / "init").chmod(0o755)
+    shutil.copy2(ko, root / "lib" / "modules" / MODULE)
+    files = subprocess.run(["find", ".", "-mindepth", "1"], cwd=root, capture_output=True, check=True).stdout
+    r = subprocess.run(["cpio", "-o", "-H", "newc", "-R", "0:0", "--quiet"], cwd=root, input=files,
+                       capture_output=True)
+    if r.returncode != 0:
+        raise Failure("cpio failed: " + r.stderr.decode(errors="replace"))
+    out = bdir / "bench-initramfs.cpio.gz"
+    out.write_bytes(gzip.compress(r.stdout, compresslevel=1))
+    return out
+
+
+def _ints(csv):
+    return [int(v) for v in csv.split(",") if v]
+
+
+class Boot:
+    """What one boot measured, parsed from the RKB lines of its console."""
+
+    def __init__(self, text, log):
+        self.log = log
+        self.calls = None
+        self.boost = None
+        self.bare = {}      # site -> [total per repetition]
+        self.hit = {}       # case -> (site, [total per repetition])
+        self.hits = {}      # case -> (kprobe hits, kretprobe hits, expected)
+        self.boostable = {}
+        self.path = {}      # case -> flags in kprobes/list
+        self.reg = {}       # case -> (probes, [register totals], [unregister totals])
+        self.mem = {}       # (case, phase) -> (kB slab, kB vmalloc, kB per-CPU, probes)
+        self.calib = []
+        self.errors = []
+        self.messages = []
+        for ln in text.splitlines():
+            ln = ln.rstrip("\r")
+            if "rkprobes_bench: " in ln and " RKB " not in ln:
+                self.messages.append(ln.split("rkprobes_bench: ", 1)[1])
+            m = re.search(r"\bRKB (\w+) ?(.*)$", ln)
+            if m:
+                self._line(m.group(1), m.group(2).split())
+
+    def _line(self, kind, f):
+        try:
+            if kind == "config":
+                kv = dict(x.split("=", 1) for x in f)
+                self.calls = int(kv["calls"])
+                self.boost = kv["boost"] == "1"
+            elif kind == "bare":
+                self.bare[f[0]] = _ints(f[1])
+            elif kind == "hit":
+                self.hit[f[0]] = (f[1], _ints(f[2]))
+            elif kind == "hits":
+                self.hits[f[0]] = tuple(int(x) for x in f[1:4])
+            elif kind == "boostable":
+                self.boostable[f[0]] = f[1] == "1"
+            elif kind == "path":
+                self.path[f[0]] = f[1] if len(f) > 1 else "-"
+            elif kind == "reg":
+                self.reg[f[0]] = (int(f[1]), _ints(f[2]), _ints(f[3]) if len(f) > 3 else [])
+            elif kind == "mem":
+                self.mem[(f[0], f[1])] = tuple(int(x) for x in f[2:5]) + (int(f[5]) if len(f) > 5 else 0,)
+            elif kind == "calib":
+                self.calib = _ints(f[1])
+            elif kind == "error":
+                self.errors.append(" ".join(f))
+        except (IndexError, ValueError, KeyError):
+            self.errors.append(f"unparsable line: RKB {kind} {' '.join(f)}")
+
+    def hit_costs(self, case):
+        """Instructions per call above a bare call of the same site, one per repetition."""
+        if case not in self.hit or not self.calls:
+            return None
+        site, totals = self.hit[case]
+        bare = self.bare.get(site)
+        if not bare:
+            return None
+        base = statistics.median(bare)
+        return [(t - base) / self.calls for t in totals]
+
+    def hit_problem(self, case):
+        """Why a per-hit figure is not to be trusted, or None."""
+        if case not in self.hit:
+            return "not measured"
+        kp, krp, expected = self.hits.get(case, (0, 0, 0))
+        want_kp = case != "kretprobe"
+        want_krp = "kretprobe" in case
+        if want_kp and kp != expected:
+            return f"kprobe handler ran {kp} times, {expected} expected"
+        if want_krp and krp != expected:
+            return f"kretprobe handler ran {krp} times, {expected} expected"
+        return None
+
+    def reg_costs(self, case, index):
+        if case not in self.reg:
+            return None
+        probes, reg, unreg = self.reg[case]
+        totals = (reg, unreg)[index]
+        return [t / probes for t in totals] if totals else None
+
+    def mem_cost(self, case):
+        before, after = self.mem.get((case, "before")), self.mem.get((case, "after"))
+        if not before or not after or not after[3]:
+            return None
+        kb = sum(after[:3]) - sum(before[:3])
+        return [kb * 1024 / after[3]]
+
+
+def _path_note(boot, case):
+    """Which path a per-hit case measured, as kprobes/list and the module saw it."""
+    flags = boot.path.get(case, "?")
+    note = flags.strip("[]").replace("][", ", ") if flags != "-" else "int3"
+    if case == "kprobe-boost":
+        note += ", boosted" if boot.boostable.get(case) else ", NOT boosted"
+    if case == "kprobe-opt" and "[OPTIMIZED]" not in flags:
+        note += ", NOT optimized"
+    if case == "kprobe-ftrace" and "[FTRACE]" not in flags:
+        note += ", NOT on ftrace"
+    return note
+
+
+class Column:
+    """All boots of one implementation, reduced to cells."""
+
+    def __init__(self, impl, boots):
+        self.impl = impl
+        self.boots = boots
+
+    def _collect(self, get):
+        values = []
+        for b in self.boots:
+            v = get(b)
+            if v is None:
+                return None
+            values += v
+        return values or None
+
+    def values(self, kind, key):
+        if kind == "hit":
+            return self._collect(lambda b: None if b.hit_problem(key) else b.hit_costs(key))
+        if kind == "reg":
+            case, index = key
+            return self._collect(lambda b: b.reg_costs(case, index))
+        return self._collect(lambda b: b.mem_cost(key))
+
+    def problem(self, kind, key):
+        if kind == "hit":
+            for b in self.boots:
+                p = b.hit_problem(key)
+                if p:
+                    return p
+        return None
+
+    def path(self, case):
+        notes = sorted({_path_note(b, case) for b in self.boots})
+        return " / ".join(notes)
+
+
+def _fmt(v):
+    return f"{v:.0f}" if abs(v) >= 10000 else f"{v:.1f}"
+
+
+def _cell(values):
+    if values is None:
+        return "not measured"
+    med = statistics.median(values)
+    lo, hi = min(values), max(values)
+    return _fmt(med) if _fmt(lo) == _fmt(hi) else f"{_fmt(med)} ({_fmt(lo)}..{_fmt(hi)})"
+
+
+def _spread(values):
+    if not values:
+        return None
+    med = statistics.median(values)
+    return (max(values) - min(values)) / abs(med) * 100 if med else 0.0
+
+
+def build_table(columns, arch, boots, reps, calls):
+    """The table rows and the notes under it, as lists of strings."""
+    c = columns.get("c")
+    rust = columns.get("rust")
+    rows = []
+    spreads = {"hit": [], "reg": [], "mem": []}
+    ratios = {"hit": [], "reg": [], "mem": []}
+
+    def row(label, kind, key):
+        cells = []
+        vals = {}
+        for impl, col in (("c", c), ("rust", rust)):
+            if col is None:
+                cells.append(NO_RUST if impl == "rust" and not common.rust_core_present() else "not run")
+                continue
+            v = col.values(kind, key)
+            vals[impl] = v
+            problem = col.problem(kind, key)
+            cells.append(f"error: {problem}" if problem else _cell(v))
+            if v:
+                spreads[kind].append((_spread(v), label, impl))
+        if vals.get("c") and vals.get("rust"):
+            r = statistics.median(vals["rust"]) / statistics.median(vals["c"]) if statistics.median(vals["c"]) else None
+            ratio = f"{r:.2f}" if r is not None else "n/a"
+            if r is not None:
+                ratios[kind].append((r, label))
+        else:
+            ratio = "n/a"
+        rows.append(f"| {label} | {cells[0]} | {cells[1]} | {ratio} |")
+
+    ref = next((col for col in (c, rust) if col), None)
+    rows.append("| case | C | Rust | Rust/C |")
+    rows.append("|---|---|---|---|")
+    bare_cells = []
+    for col in (c, rust):
+        if col is None:
+            bare_cells.append(NO_RUST if not common.rust_core_present() else "not run")
+            continue
+        v = col._collect(lambda b: [t / b.calls for t in b.bare.get("target", [])] or None)
+        bare_cells.append(_cell(v))
+    rows.append(f"| bare call of the notrace target (reference; instructions) | {bare_cells[0]} | {bare_cells[1]} | n/a |")
+    for key, label in HIT_CASES:
+        path = ref.path(key) if ref else "?"
+        if rust and c and rust.path(key) != c.path(key):
+            path = f"C: {c.path(key)}; Rust: {rust.path(key)}"
+        row(f"{label} (measured: {path})", "hit", key)
+    for case, index, label in REG_CASES:
+        row(label + " (guest ns)", "reg", (case, index))
+    for key, label in MEM_CASES:
+        row(label, "mem", key)
+
+    notes = [f"Per-hit rows: guest instructions per call above a bare call, interrupts off, {calls} calls; "
+             "registration rows: guest ns (= instructions, plus idle time the guest skips over) per probe; "
+             "memory rows: bytes per probe of Slab + VmallocUsed + Percpu (/proc/meminfo after "
+             "vm.stat_refresh) before and after registering."]
+    notes.append(f"Each cell: median of {boots} boot(s) x {reps} repetition(s) (memory: 1 per boot), "
+                 "with (min..max) when they differ.")
+    for kind, what in (("hit", "per-hit"), ("reg", "registration"), ("mem", "memory")):
+        if spreads[kind]:
+            worst = max(spreads[kind])
+            notes.append(f"Spread, {what}: largest (max-min)/median is {worst[0]:.2f}% ({worst[2]}: {worst[1]}).")
+    if rust is None:
+        notes.append("Rust/C goals (per-hit, registration, memory <= 1.00): NOT MEASURED, the Rust core is not "
+                     "in the tree yet.")
+    else:
+        for kind, what in (("hit", "per-hit"), ("reg", "registration"), ("mem", "memory")):
+            over = [f"{lbl} ({r:.2f})" for r, lbl in ratios[kind] if r > 1.0]
+            notes.append(f"Goal Rust/C <= 1.00, {what}: " + ("met" if not over else "MISSED: " + "; ".join(over)))
+    for col in (c, rust):
+        if col and col.boots and col.boots[0].calib:
+            cal = [v for b in col.boots for v in b.calib]
+            notes.append(f"Guest clock check ({col.impl}): 1000 NOPs took {min(cal)}..{max(cal)} units, so one unit "
+                         "is one guest instruction" if min(cal) >= 1000 and max(cal) <= 1010 else
+                         f"Guest clock check ({col.impl}): 1000 NOPs took {min(cal)}..{max(cal)} units: NOT one "
+                         "unit per instruction, the figures are not instruction counts")
+    return rows, notes
+
+
+def _commit():
+    r = subprocess.run(["git", "-C", str(common.REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    commit = r.stdout.strip() or "unknown"
+    r = subprocess.run(["git", "-C", str(common.REPO), "status", "--porcelain", "--untracked-files=no"],
+                       capture_output=True, text=True)
+    return commit + (" (with uncommitted changes in the working tree)" if r.stdout.strip() else "")
+
+
+def cmd_bench(args):
+    if args.arch not in common.ARCHES:
+        raise Failure(f"unsupported --arch {args.arch}; valid values: {', '.join(BENCH_ARCHES)}")
+    if args.arch not in BENCH_ARCHES:
+        raise Failure(f"--arch {args.arch}: the benchmark runs on {', '.join(BENCH_ARCHES)} only (its probe sites "
+                      "are x86 NOPs and its clock the TSC under -icount); valid values: " + ", ".join(BENCH_ARCHES))
+    if args.impl:
+        impls = common.parse_choice(args.impl, common.IMPLS, "--impl")
+        for impl in impls:
+            common.require_impl_available(impl)
+    else:
+        impls = common.default_impls()
+    if not 1 <= args.reps <= 16:
+        raise Failure(f"--reps {args.reps}: valid values are 1..16")
+    if args.boots < 1 or args.calls < 1:
+        raise Failure("--boots and --calls must be at least 1")
+    impls = [i for i in ("c", "rust") if i in impls]
+    if "rust" not in impls and not common.rust_core_present():
+        banner(f"Rust column: {NO_RUST}")
+        print(f"*** The Rust kprobes core is not in this tree ({common.RUST_CORE_ROOT.relative_to(common.REPO)} "
+              "is missing): only the C implementation is measured, the Rust column and Rust/C stay n/a. ***",
+              flush=True)
+
+    columns = {}
+    for impl in impls:
+        banner(f"benchmark: {args.arch}, {impl} implementation")
+        bdir = kbuild.build(args.arch, impl, "bench")
+        ko = build_module(args.arch, bdir)
+        initrd = make_initramfs(bdir, ko)
+        boots = []
+        for n in range(1, args.boots + 1):
+            log = bdir / f"bench-console-{n}.log"
+            text = qemu.boot(args.arch, bdir, f"{APPEND} rkb_calls={args.calls} rkb_reps={args.reps}", log,
+                             lambda t: "RKB-DONE" in t, args.timeout, initrd=initrd, extra=ICOUNT,
+                             label=f"bench {args.arch}/{impl} boot {n}/{args.boots}")
+            boot = Boot(text, log)
+            if boot.calls is None:
+                raise Failure(f"bench {args.arch}/{impl}: the module never reported its configuration; "
+                              f"see {log}\n" + "\n".join(boot.messages[-20:]))
+            boots.append(boot)
+        columns[impl] = Column(impl, boots)
+
+    rows, notes = build_table(columns, args.arch, args.boots, args.reps, args.calls)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    head = (f"kprobes benchmark, {args.arch}, Linux {common.KERNEL_VERSION}, `bench` configuration, "
+            f"QEMU TCG {' '.join(ICOUNT)}; measured {now:%Y-%m-%d %H:%M} UTC at commit {_commit()}")
+    text = "\n".join([head, ""] + rows + [""] + [f"- {n}" for n in notes]) + "\n"
+    banner("kprobes benchmark")
+    print(text, flush=True)
+    out_dir = common.CACHE / "bench"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / f"bench-{args.arch}-{now:%Y%m%dT%H%M%SZ}.md"
+    out.write_text(text)
+    shutil.copy2(out, out_dir / f"bench-{args.arch}-latest.md")
+    info(f"table written to {out} (and bench-{args.arch}-latest.md)")
+
+    problems = []
+    for impl, col in columns.items():
+        for b in col.boots:
+            problems += [f"{impl}: {e} ({b.log})" for e in b.errors]
+        for key, _ in HIT_CASES:
+            p = col.problem("hit", key)
+            if p:
+                problems.append(f"{impl}: {key}: {p}")
+        for b in col.boots:
+            for m in b.messages:
+                if "failed" in m or "error" in m.lower():
+                    problems.append(f"{impl}: module: {m}")
+    if problems:
+        raise Failure("some cases could not be measured:\n  " + "\n  ".join(dict.fromkeys(problems)))
+    return 0
