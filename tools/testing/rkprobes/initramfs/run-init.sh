@@ -66,8 +66,14 @@ while [ $off -le 32 ]; do
 	off=$((off + 1))
 done
 echo 1 > $TR/events/rkprobes/opt/enable
-sleep 1
 opt() { grep "vfs_read+" $KP/list; }
+# The optimizer runs from delayed work after an RCU-tasks grace period.
+wait_opt() {
+	i=0
+	while [ $i -lt 15 ]; do opt | grep -q OPTIMIZED && return 0; sleep 1; i=$((i + 1)); done
+	return 1
+}
+wait_opt
 echo "kprobes-optimization: $(cat /proc/sys/debug/kprobes-optimization)"
 opt
 opt | grep -q OPTIMIZED; step optimized $? "the vfs_read+$off probe is [OPTIMIZED]"
@@ -77,7 +83,7 @@ opt
 [ "$(cat /proc/sys/debug/kprobes-optimization)" = 0 ] && ! opt | grep -q OPTIMIZED
 step sysctl-off $? "optimization off: the probe lost [OPTIMIZED]"
 echo 1 > /proc/sys/debug/kprobes-optimization
-sleep 1
+wait_opt
 echo "after writing 1: $(cat /proc/sys/debug/kprobes-optimization)"
 opt
 [ "$(cat /proc/sys/debug/kprobes-optimization)" = 1 ] && opt | grep -q OPTIMIZED
