@@ -354,6 +354,10 @@ def build_table(columns, arch, boots, reps, calls):
             over = [f"{lbl} ({r:.2f})" for r, lbl in ratios[kind] if r > 1.0]
             notes.append(f"Goal Rust/C <= 1.00, {what}: " + ("met" if not over else "MISSED: " + "; ".join(over)))
     for col in (c, rust):
+        if col and col.boots:
+            boost = "yes" if all(b.boost for b in col.boots) else "NO"
+            notes.append(f"Boosting compiled into the {col.impl} kernel (no CONFIG_PREEMPTION): {boost}.")
+    for col in (c, rust):
         if col and col.boots and col.boots[0].calib:
             cal = [v for b in col.boots for v in b.calib]
             notes.append(f"Guest clock check ({col.impl}): 1000 NOPs took {min(cal)}..{max(cal)} units, so one unit "
