@@ -152,6 +152,21 @@
 	tzcntq %rax, %rbx			#= boost=y
 	rdrand %rax				#= boost=n
 
+# Newer system instructions found in kernel text.
+	lkgs %di				#= boost=n
+# 0f 01 /0 with mod=3 is refused as VMX, as upstream does; WRMSRNS shares that encoding.
+	wrmsrns					#= emul=unsupported boost=n
+	serialize				#= boost=n
+	rdpid %rax				#= boost=n
+	clac					#= boost=n
+	stac					#= boost=n
+	xsaves (%rdi)				#= boost=n
+	rdfsbase %rax				#= boost=n
+	repz ret				#= emul=ret boost=y
+	.byte 0xf2, 0xff, 0xe0			#= len=3 emul=jmpind.0 ijmp=y boost=y
+	xacquire lock incl (%rax)		#= boost=y
+	ds call *%r11				#= emul=callind.11 boost=n
+
 # x87, MMX and SSE.
 	fldl (%rax)				#= boost=n
 	fwait					#= boost=y

@@ -34,8 +34,11 @@ HEADER = """\
 """
 
 
-def run(cmd):
-    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+def run(cmd, what=""):
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"mkgolden: {' '.join(cmd)} failed{what}:\n{done.stderr}")
+    return done.stdout
 
 
 def main():
@@ -70,7 +73,7 @@ def main():
                 continue
             # One instruction per object, so every byte of .text belongs to it.
             open(s, "w").write(f".code{mode}\n{code}\n")
-            run(["clang-22", "-c", s, "-o", o])
+            run(["clang-22", "-c", s, "-o", o], f" on `{code}`")
             run(["llvm-objcopy-22", "-O", "binary", "--only-section=.text", o, b])
             assembled.append(open(b, "rb").read())
 
