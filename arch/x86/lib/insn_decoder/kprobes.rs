@@ -12,7 +12,7 @@
 //! `opcode.bytes[0]` alone, so for example the VEX-encoded `vcmpps` (`c5 f8 c2 ..`) would
 //! reach its `ret` emulation. Here only legacy-encoded opcodes are special.
 
-use super::insn::{Error, Insn, Mode, OpcodeMap, MAX_INSN_SIZE};
+use super::insn::{Error, Insn, Mode, OpcodeMap};
 
 /// A relative branch kprobes must emulate or check for jumps into an optimized range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -360,11 +360,6 @@ impl Insn {
             }
         }
         Ok(len)
-    }
-
-    /// Returns the bytes of slot room left after the copy for a boost jump or a trap `int3`.
-    pub fn slot_room(&self) -> usize {
-        MAX_INSN_SIZE - self.len()
     }
 }
 
