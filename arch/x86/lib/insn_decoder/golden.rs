@@ -21,11 +21,60 @@ const SLOT: u64 = ADDR - 0x10_0000;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mismatch(pub &'static str);
 
+// The parsing below avoids `str::split_whitespace`, `str::parse` and `from_str_radix`: where
+// `core` is built with overflow checks, as in the kernel, those carry panic paths.
+
 /// Splits `s` at the first `sep`; unlike `str::split_once`, it has no panic path.
 fn split_at_first<'a>(s: &'a str, sep: &str) -> Option<(&'a str, &'a str)> {
     let (hay, needle) = (s.as_bytes(), sep.as_bytes());
-    let at = (0..hay.len()).find(|&i| hay.get(i..i + needle.len()) == Some(needle))?;
-    Some((s.get(..at)?, s.get(at + needle.len()..)?))
+    let end = |i: usize| i.saturating_add(needle.len());
+    let at = (0..hay.len()).find(|&i| hay.get(i..end(i)) == Some(needle))?;
+    Some((s.get(..at)?, s.get(end(at)..)?))
+}
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+/// The words of a string separated by ASCII white space.
+struct Words<'a>(&'a str);
+
+impl<'a> Iterator for Words<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let bytes = self.0.as_bytes();
+        let mut start = 0usize;
+        while bytes.get(start).is_some_and(|&b| is_space(b)) {
+            start = start.saturating_add(1);
+        }
+        let mut end = start;
+        while bytes.get(end).is_some_and(|&b| !is_space(b)) {
+            end = end.saturating_add(1);
+        }
+        let word = self.0.get(start..end).filter(|w| !w.is_empty())?;
+        self.0 = self.0.get(end..).unwrap_or("");
+        Some(word)
+    }
+}
+
+/// Parses digits in `radix` (10 or 16), with no sign.
+fn parse_unsigned(s: &str, radix: u64) -> Option<u64> {
+    if s.is_empty() {
+        return None;
+    }
+    s.bytes().try_fold(0u64, |value, c| {
+        let digit = match c {
+            b'0'..=b'9' => c.wrapping_sub(b'0'),
+            b'a'..=b'f' => c.wrapping_sub(b'a').wrapping_add(10),
+            b'A'..=b'F' => c.wrapping_sub(b'A').wrapping_add(10),
+            _ => return None,
+        };
+        if u64::from(digit) >= radix {
+            return None;
+        }
+        value.checked_mul(radix)?.checked_add(u64::from(digit))
+    })
 }
 
 /// The notes of a vector, looked up by key.
@@ -33,7 +82,7 @@ struct Notes<'a>(&'a str);
 
 impl<'a> Notes<'a> {
     fn get(&self, key: &str) -> Option<&'a str> {
-        self.0.split_whitespace().find_map(|kv| {
+        Words(self.0).find_map(|kv| {
             let (k, v) = split_at_first(kv, "=")?;
             (k == key).then_some(v)
         })
@@ -44,22 +93,30 @@ impl<'a> Notes<'a> {
     }
 }
 
+/// Parses an optionally signed decimal or `0x` hexadecimal number.
 fn parse_int(s: &str) -> Result<i64, Mismatch> {
     let bad = Mismatch("malformed number");
     let (neg, digits) = match s.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, s.strip_prefix('+').unwrap_or(s)),
     };
-    let value = match digits.strip_prefix("0x") {
-        Some(hex) => i64::from_str_radix(hex, 16).map_err(|_| bad)?,
-        None => digits.parse::<i64>().map_err(|_| bad)?,
-    };
-    Ok(if neg { -value } else { value })
+    let magnitude = match digits.strip_prefix("0x") {
+        Some(hex) => parse_unsigned(hex, 16),
+        None => parse_unsigned(digits, 10),
+    }
+    .ok_or(bad)?;
+    let value = i64::try_from(magnitude).map_err(|_| bad)?;
+    if neg {
+        value.checked_neg().ok_or(bad)
+    } else {
+        Ok(value)
+    }
 }
 
 /// Parses `NAME.N` into `N`, for `name` `NAME`.
 fn numbered(s: &str, name: &str) -> Option<u8> {
-    s.strip_prefix(name)?.strip_prefix('.')?.parse().ok()
+    let digits = s.strip_prefix(name)?.strip_prefix('.')?;
+    u8::try_from(parse_unsigned(digits, 10)?).ok()
 }
 
 fn branch_matches(kind: Option<BranchKind>, want: Option<&str>) -> bool {
@@ -100,15 +157,15 @@ fn expect(ok: bool, what: &'static str) -> Result<(), Mismatch> {
 ///
 /// Returns `Ok(true)` for a vector that holds, `Ok(false)` for a comment or blank line.
 pub fn check_line(line: &str) -> Result<bool, Mismatch> {
-    let line = line.trim();
-    if line.is_empty() || line.starts_with('#') {
+    let line = line.trim_ascii();
+    if line.is_empty() || line.as_bytes().first() == Some(&b'#') {
         return Ok(false);
     }
     let data = split_at_first(line, " # ").map_or(line, |(d, _)| d);
     let (input, notes) =
         split_at_first(data, " ; ").ok_or(Mismatch("no ` ; ` between bytes and notes"))?;
     let notes = Notes(notes);
-    let mut words = input.split_whitespace();
+    let mut words = Words(input);
     let mode = match words.next() {
         Some("64") => Mode::Bits64,
         Some("32") => Mode::Bits32,
@@ -119,8 +176,9 @@ pub fn check_line(line: &str) -> Result<bool, Mismatch> {
     let mut n = 0;
     for word in words {
         let slot = buf.get_mut(n).ok_or(Mismatch("too many bytes"))?;
-        *slot = u8::from_str_radix(word, 16).map_err(|_| Mismatch("malformed byte"))?;
-        n += 1;
+        let byte = parse_unsigned(word, 16).and_then(|b| u8::try_from(b).ok());
+        *slot = byte.ok_or(Mismatch("malformed byte"))?;
+        n = n.saturating_add(1);
     }
     let bytes = buf.get(..n).ok_or(Mismatch("too many bytes"))?;
     let result = Insn::decode(bytes, mode);
@@ -152,7 +210,7 @@ pub fn check_line(line: &str) -> Result<bool, Mismatch> {
             let d = parse_int(d)?;
             expect(insn.is_rip_relative(), "not RIP-relative")?;
             expect(i64::from(insn.displacement().value) == d, "displacement")?;
-            let target = (ADDR + insn.len() as u64).wrapping_add_signed(d);
+            let target = ADDR.wrapping_add(insn.len() as u64).wrapping_add_signed(d);
             expect(
                 insn.rip_relative_target(ADDR) == Some(target),
                 "RIP-relative target",

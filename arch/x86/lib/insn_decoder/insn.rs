@@ -200,13 +200,7 @@ impl Insn {
         insn.decode_sib_displacement(&mut cur)?;
         insn.decode_immediates(&mut cur)?;
         let len = cur.pos;
-        for (to, from) in insn
-            .bytes
-            .iter_mut()
-            .zip(buf.get(..len).ok_or(Error::NoData)?)
-        {
-            *to = *from;
-        }
+        copy_prefix(&mut insn.bytes, buf.get(..len).ok_or(Error::NoData)?);
         // INVARIANT: `len` bytes were read from `buf`, which holds at most MAX_INSN_SIZE, and
         // every part was read in order by the cursor.
         insn.len = len as u8;
@@ -230,7 +224,15 @@ impl Insn {
         let mut b = cur.peek(0)?;
         let mut a = attr::primary(b);
         while attr::is_legacy_prefix(a) {
-            let seen = self.prefixes.iter().take(distinct).any(|&p| p == b);
+            #[expect(
+                clippy::manual_contains,
+                reason = "slice::contains goes through core's memchr, which has panic paths \
+                          where core is built with overflow checks"
+            )]
+            let seen = self
+                .prefixes
+                .get(..distinct)
+                .is_some_and(|seen| seen.iter().any(|&p| p == b));
             if !seen {
                 // A fifth distinct prefix is left to be read as the opcode, as C does.
                 let Some(slot) = self.prefixes.get_mut(distinct) else {
@@ -244,7 +246,8 @@ impl Insn {
                     _ => {}
                 }
             }
-            self.prefix_size += 1;
+            // At most 15 bytes are read, so the count cannot saturate.
+            self.prefix_size = self.prefix_size.saturating_add(1);
             cur.pos += 1;
             last = b;
             b = cur.peek(0)?;
@@ -252,11 +255,9 @@ impl Insn {
         }
         if last != 0 && last != self.prefixes[3] {
             let old = self.prefixes[3];
-            if old != 0 {
-                for p in self.prefixes.iter_mut().take(distinct) {
-                    if *p == last {
-                        *p = old;
-                    }
+            if let (true, Some(seen)) = (old != 0, self.prefixes.get_mut(..distinct)) {
+                for p in seen.iter_mut().filter(|p| **p == last) {
+                    *p = old;
                 }
             }
             self.prefixes[3] = last;
@@ -397,7 +398,8 @@ impl Insn {
                 .get_mut(usize::from(self.opcode_size))
                 .ok_or(Error::Invalid)?;
             *slot = op;
-            self.opcode_size += 1;
+            // The slot lookup above bounds the count by the array length.
+            self.opcode_size = self.opcode_size.saturating_add(1);
             self.attr = attr::escaped(op, self.last_prefix_id(), self.attr);
         }
         if self.attr & (attr::VEXONLY | attr::EVEXONLY) != 0 {
@@ -680,6 +682,20 @@ impl Insn {
     /// Returns the offset of the first immediate (or where it would be).
     pub fn immediate_offset(&self) -> usize {
         self.displacement_offset() + usize::from(self.displacement.size)
+    }
+}
+
+/// Copies `src` over the start of `dst`, as far as both reach.
+///
+/// Written with plain slice iterators, which have no panic path even where `core` itself is
+/// built with overflow checks (as the kernel builds it), unlike `zip` or `copy_from_slice`.
+pub(super) fn copy_prefix(dst: &mut [u8], src: &[u8]) {
+    let mut src = src.iter();
+    for to in dst.iter_mut() {
+        match src.next() {
+            Some(from) => *to = *from,
+            None => break,
+        }
     }
 }
 

@@ -12,7 +12,7 @@
 //! `opcode.bytes[0]` alone, so for example the VEX-encoded `vcmpps` (`c5 f8 c2 ..`) would
 //! reach its `ret` emulation. Here only legacy-encoded opcodes are special.
 
-use super::insn::{Error, Insn, Mode, OpcodeMap};
+use super::insn::{copy_prefix, Error, Insn, Mode, OpcodeMap};
 
 /// A relative branch kprobes must emulate or check for jumps into an optimized range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -288,7 +288,7 @@ impl Insn {
                 },
                 0xe0..=0xe3 => Emulation::Loop {
                     kind: op & 3,
-                    address_bits: self.address_bytes() * 8,
+                    address_bits: self.address_bytes().saturating_mul(8),
                     rel,
                 },
                 0xff => {
@@ -346,18 +346,14 @@ impl Insn {
         }
         let len = self.len();
         let out = dest.get_mut(..len).ok_or(Error::Invalid)?;
-        for (to, from) in out.iter_mut().zip(self.bytes()) {
-            *to = *from;
-        }
+        copy_prefix(out, self.bytes());
         if self.is_rip_relative() {
             let new =
                 i64::from(self.displacement().value).wrapping_add(src.wrapping_sub(real) as i64);
             let new = i32::try_from(new).map_err(|_| Error::Invalid)?;
             let at = self.displacement_offset();
             let field = out.get_mut(at..at + 4).ok_or(Error::Invalid)?;
-            for (to, from) in field.iter_mut().zip(new.to_le_bytes()) {
-                *to = from;
-            }
+            copy_prefix(field, &new.to_le_bytes());
         }
         Ok(len)
     }

@@ -85,16 +85,29 @@ pub extern "C" fn exercise(buf: &[u8; 16], n: usize, out: &mut [u8; 16], long: b
     let mode = if long { Mode::Bits64 } else { Mode::Bits32 };
     match Insn::decode(input, mode) {
         Ok(i) => {
-            let mut r = i.len() as i64 + i64::from(i.can_boost()) + i64::from(i.emulation().is_ok());
-            r += i.branch_target(a).unwrap_or(0) as i64 + i.jump_target(a).unwrap_or(0) as i64;
-            r += i.rip_relative_target(a).unwrap_or(0) as i64;
-            r += i64::from(i.is_exception()) + i64::from(i.masks_exception());
-            r += i64::from(i.is_indirect_jump()) + i64::from(i.is_ret()) + i64::from(i.is_iret());
-            r += i.copy_out_of_line(a, b, out).unwrap_or(0) as i64;
-            r += i64::from(i.opcode().1) + i.legacy_prefixes().count() as i64;
-            r += (i.displacement_offset() + i.immediate_offset() + i.rex().len() + i.vex().len()) as i64;
-            r += insn_decoder::group_name(b as usize).len() as i64;
-            r
+            let parts = [
+                i.len() as i64,
+                i64::from(i.can_boost()),
+                i64::from(i.emulation().is_ok()),
+                i.branch_target(a).unwrap_or(0) as i64,
+                i.jump_target(a).unwrap_or(0) as i64,
+                i.rip_relative_target(a).unwrap_or(0) as i64,
+                i64::from(i.is_exception()),
+                i64::from(i.masks_exception()),
+                i64::from(i.is_indirect_jump()),
+                i64::from(i.is_ret()),
+                i64::from(i.is_iret()),
+                i.copy_out_of_line(a, b, out).unwrap_or(0) as i64,
+                i64::from(i.opcode().1),
+                i.legacy_prefixes().fold(0i64, |n, _| n.wrapping_add(1)),
+                i.displacement_offset() as i64,
+                i.immediate_offset() as i64,
+                i.rex().len() as i64,
+                i.vex().len() as i64,
+                insn_decoder::group_name(b as usize).len() as i64,
+            ];
+            // Wrapping, so the only overflow checks left are the decoder's own.
+            parts.iter().fold(0i64, |r, p| r.wrapping_add(*p))
         }
         Err(e) => i64::from(e.to_errno()),
     }
@@ -111,9 +124,10 @@ pub extern "C" fn golden(line: &[u8; 64], n: usize) -> bool {
 #[test]
 fn no_panic_path_when_optimised() {
     let (dir, root) = crate_root("no-panic", EXERCISE);
-    // The kernel builds with -O2 (CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE) or -Os (..._FOR_SIZE).
-    for opt in ["2", "s"] {
-        let ir = dir.join(format!("exercise-O{opt}.ll"));
+    // The kernel builds with -O2 (CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE) or -Os (..._FOR_SIZE),
+    // and with overflow checks unless CONFIG_RUST_OVERFLOW_CHECKS is off.
+    for (opt, overflow) in [("2", "on"), ("s", "on"), ("2", "off")] {
+        let ir = dir.join(format!("exercise-O{opt}-overflow-{overflow}.ll"));
         let out = rustc()
             .args([
                 "--edition=2021",
@@ -122,6 +136,7 @@ fn no_panic_path_when_optimised() {
                 "--emit=llvm-ir",
             ])
             .arg(format!("-Copt-level={opt}"))
+            .arg(format!("-Coverflow-checks={overflow}"))
             .arg("-o")
             .arg(&ir)
             .arg(&root)
@@ -139,10 +154,86 @@ fn no_panic_path_when_optimised() {
             .collect();
         assert!(
             panics.is_empty(),
-            "at -Copt-level={opt} the decoder can reach:\n{}",
+            "at -Copt-level={opt} -Coverflow-checks={overflow} the decoder can reach:\n{}",
             panics.join("\n")
         );
         // The check must see the code it vets.
         assert!(ir.contains("exercise") && ir.contains("check_line"));
     }
+}
+
+/// The kernel build tree whose Rust flags to use: `$RKPROBES_KERNEL_BUILD`, default the
+/// pipeline's KUnit build.
+fn kernel_build_dir() -> PathBuf {
+    std::env::var_os("RKPROBES_KERNEL_BUILD")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "/root/.cache/rkprobes/build/x86_64-c-kunit".into())
+}
+
+/// The rustc and flags Kbuild used for `rust/build_error.o`, from its `.cmd` file.
+fn kernel_rustc_command(build: &Path) -> Option<(String, Vec<String>)> {
+    let cmd = std::fs::read_to_string(build.join("rust/.build_error.o.cmd")).ok()?;
+    let line = cmd.lines().find(|l| l.starts_with("savedcmd_"))?;
+    let mut words = line
+        .split_whitespace()
+        .skip_while(|w| !w.ends_with("rustc"));
+    let rustc = words.next()?.to_string();
+    let flags = words
+        .take_while(|w| !w.starts_with("--emit="))
+        .map(String::from)
+        .collect();
+    Some((rustc, flags))
+}
+
+#[test]
+fn no_panic_path_with_the_kernel_toolchain() {
+    let build = kernel_build_dir();
+    let Some((kernel_rustc, flags)) = kernel_rustc_command(&build) else {
+        eprintln!(
+            "SKIP: no Rust-enabled kernel build at {} (set RKPROBES_KERNEL_BUILD); \
+             the host-toolchain check above still ran",
+            build.display()
+        );
+        return;
+    };
+    let (dir, root) = crate_root("kernel-toolchain", EXERCISE);
+    let ir = dir.join("exercise-kernel.ll");
+    // Kbuild's own flags (target, code model, opt level, overflow checks, lints), plus
+    // -Dwarnings as CONFIG_WERROR adds; `core` is the one the kernel build compiled.
+    let out = Command::new(&kernel_rustc)
+        .current_dir(&build)
+        .env("RUSTC_BOOTSTRAP", "1")
+        .args(&flags)
+        .args([
+            "-Dwarnings",
+            "--crate-type=rlib",
+            "--crate-name=rkprobes_insn_check",
+        ])
+        .arg("--emit=llvm-ir")
+        .arg("-o")
+        .arg(&ir)
+        .args(["-L", "./rust", "--sysroot=/dev/null", "-Zunstable-options"])
+        .arg(&root)
+        .output()
+        .expect("the kernel's rustc runs");
+    assert!(
+        out.status.success(),
+        "the decoder does not build with the kernel's rustc and flags ({kernel_rustc}):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ir = std::fs::read_to_string(&ir).expect("LLVM IR was written");
+    let panics: Vec<&str> = ir
+        .lines()
+        .filter(|l| l.starts_with("declare") && (l.contains("panic") || l.contains("_fail")))
+        .collect();
+    assert!(
+        panics.is_empty(),
+        "with the kernel's flags the decoder can reach:\n{}",
+        panics.join("\n")
+    );
+    assert!(ir.contains("exercise") && ir.contains("check_line"));
+    println!(
+        "built with {kernel_rustc} and Kbuild's {} flags: no panic path",
+        flags.len()
+    );
 }
