@@ -169,6 +169,7 @@ pub fn unregister_kretprobe<A: KretprobeStore>(a: &A, rp: A::Kretprobe) {
 ///
 /// Always returns 0 (the single-step is never skipped). An empty pool counts in `rp->nmissed`;
 /// a non-zero entry handler gives the instance back and installs no return hook.
+#[inline(always)]
 pub fn pre_handler_kretprobe<A: KretprobeStore>(a: &A, rp: A::Kretprobe, regs: A::Regs) -> i32 {
     let Some(ri) = a.instance_try_get(rp) else {
         a.inc_kretprobe_nmissed(rp);

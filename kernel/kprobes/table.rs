@@ -9,6 +9,11 @@
 //! unprobeable (`NOKPROBE_SYMBOL` in C). `no_std`; does not name the `kernel` crate.
 //!
 //! C's per-CPU `kprobe_instance` is written and never read (contract 7.5), so it is not kept.
+//!
+//! Unprobeability: these functions are generic and `#[inline(always)]`, and so are the store's
+//! RCU iterators in the kernel implementation, so each is compiled into the `extern "C"` shim that
+//! calls it (`get_kprobe`, `aggr_pre_handler`, ...); the glue marks those shims unprobeable in one
+//! place (section `.kprobes.text`), which covers the code inlined into them.
 
 use core::ops::ControlFlow;
 
@@ -17,6 +22,7 @@ use super::store::{flags_disabled, hash_ptr, ProbeStore};
 /// `get_kprobe(addr)`: the hash entry at `addr` (possibly an aggregate).
 ///
 /// Caller holds `kprobe_mutex` or runs with preemption disabled.
+#[inline(always)]
 pub fn get_kprobe<S: ProbeStore>(s: &S, addr: usize) -> Option<S::Probe> {
     let mut found = None;
     let _ = s.for_each_in_bucket(hash_ptr(addr), |p| {
@@ -34,6 +40,7 @@ pub fn get_kprobe<S: ProbeStore>(s: &S, addr: usize) -> Option<S::Probe> {
 ///
 /// Returns 1 as soon as one child returns non-zero (later children are skipped, and the arch
 /// then skips the single-step), 0 otherwise.
+#[inline(always)]
 pub fn aggr_pre_handler<S: ProbeStore>(s: &S, ap: S::Probe, regs: S::Regs) -> i32 {
     let r = s.for_each_child(ap, |kp| {
         if s.has_pre_handler(kp)
@@ -48,6 +55,7 @@ pub fn aggr_pre_handler<S: ProbeStore>(s: &S, ap: S::Probe, regs: S::Regs) -> i3
 }
 
 /// `aggr_post_handler()`: runs every enabled child's post_handler.
+#[inline(always)]
 pub fn aggr_post_handler<S: ProbeStore>(s: &S, ap: S::Probe, regs: S::Regs, flags: usize) {
     let _ = s.for_each_child(ap, |kp| {
         if s.has_post_handler(kp) && !flags_disabled(s.flags(kp)) {
@@ -58,6 +66,7 @@ pub fn aggr_post_handler<S: ProbeStore>(s: &S, ap: S::Probe, regs: S::Regs, flag
 }
 
 /// `opt_pre_handler()`: runs every enabled child's pre_handler, ignoring return values.
+#[inline(always)]
 pub fn opt_pre_handler<S: ProbeStore>(s: &S, ap: S::Probe, regs: S::Regs) {
     let _ = s.for_each_child(ap, |kp| {
         if s.has_pre_handler(kp) && !flags_disabled(s.flags(kp)) {
@@ -68,6 +77,7 @@ pub fn opt_pre_handler<S: ProbeStore>(s: &S, ap: S::Probe, regs: S::Regs) {
 }
 
 /// `kprobes_inc_nmissed_count()`: on an aggregate, every child's `nmissed` is incremented.
+#[inline(always)]
 pub fn kprobes_inc_nmissed_count<S: ProbeStore>(s: &S, p: S::Probe) {
     if !s.is_aggr(p) {
         s.inc_nmissed(p);

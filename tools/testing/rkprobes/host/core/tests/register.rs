@@ -588,3 +588,31 @@ fn optimization_sysctl() {
     s.run_optimizer();
     assert!(s.text_pristine());
 }
+
+#[test]
+fn revived_from_freeing_list_survives_global_disarm_upstream_bug() {
+    // Upstream 6.12 sequence, kept bit for bit: an unused optimized aggregate is forced onto the
+    // freeing list by a probe armed under its jump, then revived by a new probe whose
+    // re-optimization is refused. It is still "queued", so a global disarm skips
+    // arch_disarm_kprobe() and the optimizer does not disarm it either (not DISABLED): the int3
+    // stays while kprobes are globally disabled.
+    let s = Opt::new();
+    let addr = s.sym("func_a");
+    let p1 = probe(&s, "func_a", 0);
+    register_kprobe(&s, p1).unwrap();
+    s.run_optimizer();
+    assert_eq!(s.text_at(addr), JMP);
+    unregister_kprobe(&s, p1);
+    let inner = probe_at(&s, addr + 1);
+    register_kprobe(&s, inner).unwrap();
+    let p0 = probe(&s, "func_a", 0);
+    register_kprobe(&s, p0).unwrap();
+    disarm_all_kprobes(&s);
+    s.run_optimizer();
+    assert_eq!(s.text_at(addr + 1), s.original_at(addr + 1));
+    assert_eq!(
+        s.text_at(addr),
+        INT3,
+        "upstream leaves this breakpoint armed"
+    );
+}

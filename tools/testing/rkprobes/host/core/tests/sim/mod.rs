@@ -346,6 +346,7 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
             optimizable.insert(TEXT_BASE + n * 0x40);
             optimizable.insert(TEXT_BASE + n * 0x40 + 11);
         }
+        optimizable.insert(MOD_CORE.0);
         let original = text.clone();
         let sim = Sim {
             inner: RefCell::new(Inner {
@@ -600,6 +601,22 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
     /// Whether the optimization jump of `p` is installed.
     pub fn jump_installed(&self, p: Pid) -> bool {
         self.rec(p, |r| r.jump_saved.is_some())
+    }
+
+    /// The module is unloaded (MODULE_STATE_GOING) and loaded again with the same image: probes
+    /// in it become GONE, and its text is fresh.
+    pub fn module_reload(&self) {
+        let areas = rkprobes_core::blacklist::ModuleAreas::default();
+        rkprobes_core::register::kprobes_module_callback(
+            self,
+            1,
+            rkprobes_core::register::ModuleEvent::Going,
+            &areas,
+        );
+        let mut i = self.inner();
+        let (a, b) = (MOD_CORE.0 - TEXT_BASE, MOD_INIT.1 - TEXT_BASE);
+        let fresh = i.original[a..b].to_vec();
+        i.text[a..b].copy_from_slice(&fresh);
     }
 
     /// Runs the delayed optimizer work if it was kicked.
@@ -1255,7 +1272,15 @@ impl<const OPT: bool, const FTRACE: bool> Arch for Sim<OPT, FTRACE> {
         self.rec(ap, |r| r.optinsn = ok);
     }
     fn remove_optimized_kprobe(&self, ap: Pid) {
-        self.rec(ap, |r| r.optinsn = false);
+        self.rec(ap, |r| {
+            // The detour goes; a jump may only still be in the text if that text was freed.
+            assert!(
+                r.jump_saved.is_none() || r.flags & rkprobes_core::store::KPROBE_FLAG_GONE != 0,
+                "detour freed under an installed jump"
+            );
+            r.optinsn = false;
+            r.jump_saved = None;
+        });
     }
     fn optimize_kprobes(&self) {
         self.assert_text_locked("arch_optimize_kprobes");
