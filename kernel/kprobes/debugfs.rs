@@ -72,6 +72,49 @@ fn put_ps(w: &mut impl SeqSink, addr: usize, sym: Option<Ksym<'_>>) {
     }
 }
 
+/// `%pS` of `addr` given its kallsyms answer: `name+0xoff/0xsize [module]`, or `0x%lx`.
+///
+/// The kernel's `%#lx` prints `0x0` for zero (unlike libc), hence `+0x0/0x..`.
+pub fn put_ps_offset(w: &mut impl SeqSink, addr: usize, sym: Option<Ksym<'_>>) {
+    match sym {
+        Some(k) => {
+            w.put(k.name);
+            w.put(b"+0x");
+            put_hex(w, k.offset as u64);
+            w.put(b"/0x");
+            put_hex(w, k.size as u64);
+            if let Some(m) = k.module {
+                w.put(b" [");
+                w.put(m);
+                w.put(b"]");
+            }
+        }
+        None => {
+            w.put(b"0x");
+            put_hex(w, addr as u64);
+        }
+    }
+}
+
+/// `dump_kprobe()`'s message body (the glue prints it with `pr_err`, prefix `kprobes: `).
+///
+/// `"Dump kprobe:\n.symbol_name = %s, .offset = %x, .addr = %pS\n"`; a NULL name is `(null)`.
+pub fn dump_kprobe(
+    w: &mut impl SeqSink,
+    symbol_name: Option<&[u8]>,
+    offset: u32,
+    addr: usize,
+    sym: Option<Ksym<'_>>,
+) {
+    w.put(b"Dump kprobe:\n.symbol_name = ");
+    w.put(symbol_name.unwrap_or(b"(null)"));
+    w.put(b", .offset = ");
+    put_hex(w, u64::from(offset));
+    w.put(b", .addr = ");
+    put_ps_offset(w, addr, sym);
+    w.put(b"\n");
+}
+
 /// What `report_probe()` prints for one probe.
 #[derive(Clone, Copy, Debug)]
 pub struct ProbeLine<'a> {

@@ -197,3 +197,30 @@ fn blacklist_file_and_slice_sink() {
         Err(rkprobes_core::errno::Errno::EINVAL)
     );
 }
+
+#[test]
+fn dump_kprobe_message() {
+    use rkprobes_core::debugfs::dump_kprobe;
+    let mut w = VecSink(Vec::new());
+    let sym = Some(Ksym {
+        name: b"kernel_clone",
+        offset: 0,
+        size: 0x4a0,
+        module: None,
+    });
+    dump_kprobe(&mut w, Some(b"kernel_clone"), 0, 0xffff_ffff_8108_1234, sym);
+    let msym = Some(Ksym {
+        name: b"f",
+        offset: 0x1c,
+        size: 0x30,
+        module: Some(b"m"),
+    });
+    dump_kprobe(&mut w, None, 0x1c, 0x10, msym);
+    dump_kprobe(&mut w, None, 0, 0xdead, None);
+    assert_eq!(
+        String::from_utf8(w.0).unwrap(),
+        "Dump kprobe:\n.symbol_name = kernel_clone, .offset = 0, .addr = kernel_clone+0x0/0x4a0\n\
+         Dump kprobe:\n.symbol_name = (null), .offset = 1c, .addr = f+0x1c/0x30 [m]\n\
+         Dump kprobe:\n.symbol_name = (null), .offset = 0, .addr = 0xdead\n"
+    );
+}

@@ -593,7 +593,7 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
         out
     }
 
-    /// Hash entries at `addr` bucket, for checks.
+    /// The optimizer queue `p` is on, if any.
     pub fn is_on_queue(&self, p: Pid) -> Option<OptQueue> {
         self.rec(p, |r| r.op_queue)
     }
