@@ -147,19 +147,27 @@ fn no_panic_path_when_optimised() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let ir = std::fs::read_to_string(&ir).expect("LLVM IR was written");
-        let panics: Vec<&str> = ir
-            .lines()
-            .filter(|l| l.starts_with("declare") && (l.contains("panic") || l.contains("_fail")))
-            .collect();
-        assert!(
-            panics.is_empty(),
-            "at -Copt-level={opt} -Coverflow-checks={overflow} the decoder can reach:\n{}",
-            panics.join("\n")
+        assert_no_panic_path(
+            &ir,
+            &format!("-Copt-level={opt} -Coverflow-checks={overflow}"),
         );
-        // The check must see the code it vets.
-        assert!(ir.contains("exercise") && ir.contains("check_line"));
     }
+}
+
+/// Asserts that the LLVM IR file `ir` of the [`EXERCISE`] crate declares no panic function.
+fn assert_no_panic_path(ir: &Path, how: &str) {
+    let ir = std::fs::read_to_string(ir).expect("LLVM IR was written");
+    let panics: Vec<&str> = ir
+        .lines()
+        .filter(|l| l.starts_with("declare") && (l.contains("panic") || l.contains("_fail")))
+        .collect();
+    assert!(
+        panics.is_empty(),
+        "built with {how}, the decoder can reach:\n{}",
+        panics.join("\n")
+    );
+    // The check must see the code it vets.
+    assert!(ir.contains("exercise") && ir.contains("check_line"));
 }
 
 /// The kernel build tree whose Rust flags to use: `$RKPROBES_KERNEL_BUILD`, default the
@@ -221,17 +229,7 @@ fn no_panic_path_with_the_kernel_toolchain() {
         "the decoder does not build with the kernel's rustc and flags ({kernel_rustc}):\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let ir = std::fs::read_to_string(&ir).expect("LLVM IR was written");
-    let panics: Vec<&str> = ir
-        .lines()
-        .filter(|l| l.starts_with("declare") && (l.contains("panic") || l.contains("_fail")))
-        .collect();
-    assert!(
-        panics.is_empty(),
-        "with the kernel's flags the decoder can reach:\n{}",
-        panics.join("\n")
-    );
-    assert!(ir.contains("exercise") && ir.contains("check_line"));
+    assert_no_panic_path(&ir, "the kernel's flags");
     println!(
         "built with {kernel_rustc} and Kbuild's {} flags: no panic path",
         flags.len()
