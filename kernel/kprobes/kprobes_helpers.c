@@ -17,14 +17,22 @@
  * wraps. Wrappers used on the probe-hit path are __kprobes.
  */
 
+#include <linux/cpu.h>
 #include <linux/execmem.h>
+#include <linux/ftrace.h>
 #include <linux/hash.h>
+#include <linux/jump_label.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/list.h>
+#include <linux/memory.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/notifier.h>
 #include <linux/preempt.h>
 #include <linux/rculist.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
 #include <asm/sections.h>
 
 #include "kprobes_helpers.h"
@@ -256,3 +264,239 @@ struct kretprobe_blackpoint *rkp_kretprobe_blackpoint(int i)
 		return NULL;
 	return &kretprobe_blacklist[i];
 }
+
+/* ---- storage the Rust core drives (all guarded by kprobe_mutex) ---- */
+
+static DEFINE_MUTEX(kprobe_mutex);
+static struct hlist_head kprobe_table[1 << KPROBE_HASH_BITS];
+static LIST_HEAD(optimizing_list);
+static LIST_HEAD(unoptimizing_list);
+static LIST_HEAD(freeing_list);
+
+void rkp_kprobe_mutex_lock(void)
+{
+	mutex_lock(&kprobe_mutex);
+}
+
+void rkp_kprobe_mutex_unlock(void)
+{
+	mutex_unlock(&kprobe_mutex);
+}
+
+struct hlist_head *rkp_kprobe_table_bucket(unsigned int i)
+{
+	return &kprobe_table[i & ((1 << KPROBE_HASH_BITS) - 1)];
+}
+
+/* cpus_read_lock(), then jump_label_lock() if asked, then text_mutex. */
+void rkp_text_lock(bool jump_label)
+{
+	cpus_read_lock();
+	if (jump_label)
+		jump_label_lock();
+	mutex_lock(&text_mutex);
+}
+
+void rkp_text_unlock(bool jump_label)
+{
+	mutex_unlock(&text_mutex);
+	if (jump_label)
+		jump_label_unlock();
+	cpus_read_unlock();
+}
+
+/* jump_label_lock() and preempt_disable(), as check_kprobe_address_safe() takes them. */
+void rkp_jump_label_lock(void)
+{
+	jump_label_lock();
+	preempt_disable();
+}
+
+void rkp_jump_label_unlock(void)
+{
+	preempt_enable();
+	jump_label_unlock();
+}
+
+bool rkp_jump_label_text_reserved(void *addr)
+{
+	return jump_label_text_reserved(addr, addr);
+}
+
+struct module *rkp_module_text_address(unsigned long addr)
+{
+	return __module_text_address(addr);
+}
+
+bool rkp_try_module_get(struct module *mod)
+{
+	return try_module_get(mod);
+}
+
+void rkp_module_put(struct module *mod)
+{
+	module_put(mod);
+}
+
+bool rkp_within_module_init(unsigned long addr, struct module *mod)
+{
+	return within_module_init(addr, mod);
+}
+
+bool rkp_within_module_core(unsigned long addr, struct module *mod)
+{
+	return within_module_core(addr, mod);
+}
+
+bool rkp_module_is_coming(struct module *mod)
+{
+	return module_is_coming(mod);
+}
+
+unsigned long rkp_ftrace_location(unsigned long addr)
+{
+	return ftrace_location(addr);
+}
+
+/* A zeroed aggregate: an optimized_kprobe with OPTPROBES, else a kprobe. */
+struct kprobe *rkp_alloc_aggr_kprobe(kprobe_opcode_t *addr)
+{
+#ifdef CONFIG_OPTPROBES
+	struct optimized_kprobe *op = kzalloc(sizeof(*op), GFP_KERNEL);
+
+	if (!op)
+		return NULL;
+	INIT_LIST_HEAD(&op->list);
+	op->kp.addr = addr;
+	return &op->kp;
+#else
+	struct kprobe *ap = kzalloc(sizeof(*ap), GFP_KERNEL);
+
+	if (ap)
+		ap->addr = addr;
+	return ap;
+#endif
+}
+
+void rkp_free_aggr_kprobe(struct kprobe *ap)
+{
+#ifdef CONFIG_OPTPROBES
+	kfree(container_of(ap, struct optimized_kprobe, kp));
+#else
+	kfree(ap);
+#endif
+}
+
+#ifdef CONFIG_OPTPROBES
+static struct optimized_kprobe *to_op(struct kprobe *ap)
+{
+	return container_of(ap, struct optimized_kprobe, kp);
+}
+
+static struct list_head *rkp_queue(int q)
+{
+	return q == 0 ? &optimizing_list : q == 1 ? &unoptimizing_list : &freeing_list;
+}
+
+bool rkp_op_list_empty(struct kprobe *ap)
+{
+	return list_empty(&to_op(ap)->list);
+}
+
+void rkp_queue_add(struct kprobe *ap, int q)
+{
+	list_add(&to_op(ap)->list, rkp_queue(q));
+}
+
+void rkp_queue_del_init(struct kprobe *ap)
+{
+	list_del_init(&to_op(ap)->list);
+}
+
+void rkp_queue_move(struct kprobe *ap, int q)
+{
+	list_move(&to_op(ap)->list, rkp_queue(q));
+}
+
+bool rkp_queue_empty(int q)
+{
+	return list_empty(rkp_queue(q));
+}
+
+bool rkp_queue_contains(int q, struct kprobe *ap)
+{
+	struct optimized_kprobe *op;
+
+	list_for_each_entry(op, rkp_queue(q), list)
+		if (op == to_op(ap))
+			return true;
+	return false;
+}
+
+/* First entry of queue q, or the entry after ap; NULL at the end. */
+struct kprobe *rkp_queue_next(int q, struct kprobe *ap)
+{
+	struct list_head *head = rkp_queue(q);
+	struct list_head *next = ap ? to_op(ap)->list.next : head->next;
+
+	return next == head ? NULL :
+		&list_entry(next, struct optimized_kprobe, list)->kp;
+}
+
+int rkp_arch_check_optimized_kprobe(struct kprobe *ap)
+{
+	return arch_check_optimized_kprobe(to_op(ap));
+}
+
+void rkp_arch_prepare_optimized_kprobe(struct kprobe *ap, struct kprobe *orig)
+{
+	arch_prepare_optimized_kprobe(to_op(ap), orig);
+}
+
+void rkp_arch_remove_optimized_kprobe(struct kprobe *ap)
+{
+	arch_remove_optimized_kprobe(to_op(ap));
+}
+
+void rkp_arch_optimize_kprobes(void)
+{
+	arch_optimize_kprobes(&optimizing_list);
+}
+
+void rkp_arch_unoptimize_kprobes(void)
+{
+	arch_unoptimize_kprobes(&unoptimizing_list, &freeing_list);
+}
+
+void rkp_arch_unoptimize_kprobe(struct kprobe *ap)
+{
+	arch_unoptimize_kprobe(to_op(ap));
+}
+
+bool rkp_arch_within_optimized_kprobe(struct kprobe *ap, unsigned long addr)
+{
+	return arch_within_optimized_kprobe(to_op(ap), (kprobe_opcode_t *)addr);
+}
+
+/* The optimizer work item; its body is the Rust kprobe_optimizer(). */
+
+static void rkp_optimizer_work_fn(struct work_struct *work)
+{
+	rkp_kprobe_optimizer();
+}
+
+static DECLARE_DELAYED_WORK(optimizing_work, rkp_optimizer_work_fn);
+#define OPTIMIZE_DELAY 5
+
+void rkp_kick_kprobe_optimizer(void)
+{
+	schedule_delayed_work(&optimizing_work, OPTIMIZE_DELAY);
+}
+
+void rkp_flush_kprobe_optimizer(void)
+{
+	flush_delayed_work(&optimizing_work);
+	/* The work might not have been queued yet: relax, as C does. */
+	cpu_relax();
+}
+#endif /* CONFIG_OPTPROBES */

@@ -8,6 +8,8 @@
 
 #include <linux/kprobes.h>
 
+struct module;
+
 void rkp_hlist_add_head_rcu(struct kprobe *p, struct hlist_head *head);
 void rkp_hlist_del_rcu(struct kprobe *p);
 void rkp_hlist_replace_rcu(struct kprobe *old, struct kprobe *new);
@@ -29,6 +31,23 @@ void rkp_set_kprobe_status(unsigned long status);
 void rkp_flush_insn_slot(struct kprobe *p);
 unsigned int rkp_hash_ptr(void *addr);
 struct kretprobe_blackpoint *rkp_kretprobe_blackpoint(int i);
+void rkp_kprobe_mutex_lock(void);
+void rkp_kprobe_mutex_unlock(void);
+struct hlist_head *rkp_kprobe_table_bucket(unsigned int i);
+void rkp_text_lock(bool jump_label);
+void rkp_text_unlock(bool jump_label);
+void rkp_jump_label_lock(void);
+void rkp_jump_label_unlock(void);
+bool rkp_jump_label_text_reserved(void *addr);
+struct module *rkp_module_text_address(unsigned long addr);
+bool rkp_try_module_get(struct module *mod);
+void rkp_module_put(struct module *mod);
+bool rkp_within_module_init(unsigned long addr, struct module *mod);
+bool rkp_within_module_core(unsigned long addr, struct module *mod);
+bool rkp_module_is_coming(struct module *mod);
+unsigned long rkp_ftrace_location(unsigned long addr);
+struct kprobe *rkp_alloc_aggr_kprobe(kprobe_opcode_t *addr);
+void rkp_free_aggr_kprobe(struct kprobe *ap);
 
 #ifdef __ARCH_WANT_KPROBES_INSN_SLOT
 void rkp_free_insn_page(void *page);
@@ -39,6 +58,23 @@ size_t rkp_max_insn_size(void);
 size_t rkp_max_optinsn_size(void);
 size_t rkp_max_optimized_length(void);
 int rkp_arch_prepared_optinsn(struct kprobe *ap);
+bool rkp_op_list_empty(struct kprobe *ap);
+void rkp_queue_add(struct kprobe *ap, int q);
+void rkp_queue_del_init(struct kprobe *ap);
+void rkp_queue_move(struct kprobe *ap, int q);
+bool rkp_queue_empty(int q);
+bool rkp_queue_contains(int q, struct kprobe *ap);
+struct kprobe *rkp_queue_next(int q, struct kprobe *ap);
+int rkp_arch_check_optimized_kprobe(struct kprobe *ap);
+void rkp_arch_prepare_optimized_kprobe(struct kprobe *ap, struct kprobe *orig);
+void rkp_arch_remove_optimized_kprobe(struct kprobe *ap);
+void rkp_arch_optimize_kprobes(void);
+void rkp_arch_unoptimize_kprobes(void);
+void rkp_arch_unoptimize_kprobe(struct kprobe *ap);
+bool rkp_arch_within_optimized_kprobe(struct kprobe *ap, unsigned long addr);
+void rkp_kick_kprobe_optimizer(void);
+void rkp_flush_kprobe_optimizer(void);
+void rkp_kprobe_optimizer(void);
 #endif
 
 #endif /* _KERNEL_KPROBES_HELPERS_H */
