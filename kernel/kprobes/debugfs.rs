@@ -169,8 +169,9 @@ pub fn report_probe(w: &mut impl SeqSink, l: &ProbeLine<'_>) {
 }
 
 /// `show_kprobe_addr()`: every line of one hash bucket (the seq_file iterates buckets 0..64).
-pub fn show_kprobe_addr<A: Arch>(a: &A, bucket: usize, w: &mut impl SeqSink) {
-    let show = a.kallsyms_show_value();
+///
+/// `show` is `kallsyms_show_value(file->f_cred)` of the reader.
+pub fn show_kprobe_addr<A: Arch>(a: &A, bucket: usize, show: bool, w: &mut impl SeqSink) {
     let _ = a.for_each_in_bucket(bucket, |p| {
         let addr = a.addr(p);
         a.kallsyms_lookup(addr, |sym| {
@@ -214,8 +215,9 @@ pub fn blacklist_line(
 }
 
 /// The whole `kprobes/blacklist` file; the caller holds `kprobe_mutex`.
-pub fn show_blacklist<A: Arch + BlacklistStore>(a: &A, w: &mut impl SeqSink) {
-    let show = a.kallsyms_show_value();
+///
+/// `show` is `kallsyms_show_value(file->f_cred)` of the reader.
+pub fn show_blacklist<A: Arch + BlacklistStore>(a: &A, show: bool, w: &mut impl SeqSink) {
     let _ = a.blacklist_for_each(|start, end| {
         a.kallsyms_lookup(start, |sym| blacklist_line(w, start, end, show, sym));
         ControlFlow::Continue(())

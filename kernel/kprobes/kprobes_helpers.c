@@ -500,3 +500,46 @@ void rkp_flush_kprobe_optimizer(void)
 	cpu_relax();
 }
 #endif /* CONFIG_OPTPROBES */
+
+/* ---- the blacklist (kprobe_mutex or init for writers, RCU for readers) ---- */
+
+static LIST_HEAD(kprobe_blacklist);
+
+int rkp_blacklist_add_tail(unsigned long start, unsigned long end)
+{
+	struct kprobe_blacklist_entry *ent = kmalloc(sizeof(*ent), GFP_KERNEL);
+
+	if (!ent)
+		return -ENOMEM;
+	ent->start_addr = start;
+	ent->end_addr = end;
+	INIT_LIST_HEAD(&ent->list);
+	list_add_tail_rcu(&ent->list, &kprobe_blacklist);
+	return 0;
+}
+
+/* First entry, or the one after ent; NULL at the end. Caller is an RCU reader. */
+struct kprobe_blacklist_entry *rkp_blacklist_next(struct kprobe_blacklist_entry *ent)
+{
+	struct list_head *next = rcu_dereference_raw(list_next_rcu(ent ? &ent->list :
+								  &kprobe_blacklist));
+
+	return next == &kprobe_blacklist ? NULL :
+		list_entry(next, struct kprobe_blacklist_entry, list);
+}
+
+void rkp_blacklist_remove(struct kprobe_blacklist_entry *ent)
+{
+	list_del_rcu(&ent->list);
+	kfree_rcu(ent, rcu);
+}
+
+void rkp_rcu_read_lock(void)
+{
+	rcu_read_lock();
+}
+
+void rkp_rcu_read_unlock(void)
+{
+	rcu_read_unlock();
+}

@@ -48,6 +48,11 @@ bool rkp_module_is_coming(struct module *mod);
 unsigned long rkp_ftrace_location(unsigned long addr);
 struct kprobe *rkp_alloc_aggr_kprobe(kprobe_opcode_t *addr);
 void rkp_free_aggr_kprobe(struct kprobe *ap);
+int rkp_blacklist_add_tail(unsigned long start, unsigned long end);
+struct kprobe_blacklist_entry *rkp_blacklist_next(struct kprobe_blacklist_entry *ent);
+void rkp_blacklist_remove(struct kprobe_blacklist_entry *ent);
+void rkp_rcu_read_lock(void);
+void rkp_rcu_read_unlock(void);
 
 #ifdef __ARCH_WANT_KPROBES_INSN_SLOT
 void rkp_free_insn_page(void *page);

@@ -45,8 +45,6 @@ pub trait KernelText {
     fn kallsyms_lookup<R>(&self, addr: usize, f: impl FnOnce(Option<Ksym<'_>>) -> R) -> R;
     /// `lookup_symbol_name(addr, buf)`, handing the name (or `None`) to `f`.
     fn lookup_symbol_name<R>(&self, addr: usize, f: impl FnOnce(Option<&[u8]>) -> R) -> R;
-    /// `kallsyms_show_value(file->f_cred)` of the reader of a debugfs file.
-    fn kallsyms_show_value(&self) -> bool;
 
     /// `core_kernel_text(addr)`.
     fn core_kernel_text(&self, addr: usize) -> bool;

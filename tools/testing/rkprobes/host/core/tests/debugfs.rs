@@ -149,7 +149,7 @@ fn list_walks_buckets_and_children_newest_first() {
     let mut out = Vec::new();
     for bucket in 0..KPROBE_TABLE_SIZE {
         let mut w = VecSink(Vec::new());
-        show_kprobe_addr(&s, bucket, &mut w);
+        show_kprobe_addr(&s, bucket, true, &mut w);
         out.extend(w.0);
     }
     let fa = format!("{:016x}", s.sym("func_a"));
@@ -169,7 +169,7 @@ fn blacklist_file_and_slice_sink() {
     let s: Sim<false, false> = Sim::new();
     kprobe_add_ksym_blacklist(&s, s.sym("func_c") + 2).unwrap();
     let mut w = VecSink(Vec::new());
-    show_blacklist(&s, &mut w);
+    show_blacklist(&s, true, &mut w);
     let text = String::from_utf8(w.0).unwrap();
     // Populated at init: .kprobes.text (two symbols), .noinstr.text; then ours, which starts at
     // the address given (not the symbol start) and is named with %ps.

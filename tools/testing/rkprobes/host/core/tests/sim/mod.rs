@@ -1079,9 +1079,6 @@ impl<const OPT: bool, const FTRACE: bool> KernelText for Sim<OPT, FTRACE> {
         let name = self.kallsyms_lookup(addr, |k| k.map(|k| k.name.to_vec()));
         f(name.as_deref())
     }
-    fn kallsyms_show_value(&self) -> bool {
-        true
-    }
     fn core_kernel_text(&self, addr: usize) -> bool {
         (TEXT_BASE..MOD_CORE.0).contains(&addr)
     }

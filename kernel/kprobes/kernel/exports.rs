@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! C-linkage entry points with the names and signatures of `include/linux/kprobes.h`, each a
+//! thin shim from raw pointers to [`Kp`] handles and from `Result` to 0/-errno.
+//!
+//! Constraints: the probe-hit entry points (`get_kprobe`, `aggr_pre_handler`,
+//! `aggr_post_handler`, `opt_pre_handler`, `kprobes_inc_nmissed_count`) are placed in
+//! `.kprobes.text`, so they and the logic inlined into them are unprobeable, as C's
+//! `NOKPROBE_SYMBOL`s are; they neither allocate nor lock. A NULL probe pointer, which C would
+//! dereference, is refused with -EINVAL or ignored. `EXPORT_SYMBOL_GPL` for the ten module-facing
+//! functions must be emitted from C (kprobes_helpers.c) once this is wired. Not yet bridged:
+//! kretprobes, instruction-slot caches, kprobes-on-ftrace, debugfs, sysctl, notifiers, init.
+
+use core::ffi::c_int;
+use core::ptr::NonNull;
+
+use kernel::bindings;
+
+use super::platform::{Kp, KERNEL};
+use crate::errno::{to_c_ret, Errno, Result};
+use crate::{blacklist, optimizer, register, table};
+
+fn kp(p: *mut bindings::kprobe) -> Option<Kp> {
+    // SAFETY: the kprobes API contract: a probe passed in stays valid for the call.
+    NonNull::new(p).map(|p| unsafe { Kp::from_raw(p) })
+}
+
+fn ret(r: Result) -> c_int {
+    to_c_ret(r)
+}
+
+/// `get_kprobe()`: the hash entry at `addr`, or NULL.
+///
+/// # Safety
+///
+/// Caller holds `kprobe_mutex` or runs with preemption disabled.
+#[no_mangle]
+#[link_section = ".kprobes.text"]
+pub unsafe extern "C" fn get_kprobe(addr: *mut core::ffi::c_void) -> *mut bindings::kprobe {
+    table::get_kprobe(&KERNEL, addr as usize).map_or(core::ptr::null_mut(), Kp::as_ptr)
+}
+
+/// `aggr_pre_handler()` (static in C; installed as an aggregate's `pre_handler`).
+///
+/// # Safety
+///
+/// `p` is a hashed aggregate and the caller is a probe handler (preemption disabled).
+#[link_section = ".kprobes.text"]
+pub unsafe extern "C" fn aggr_pre_handler(
+    p: *mut bindings::kprobe,
+    regs: *mut bindings::pt_regs,
+) -> c_int {
+    kp(p).map_or(0, |ap| table::aggr_pre_handler(&KERNEL, ap, regs))
+}
+
+/// `aggr_post_handler()` (static in C; installed as an aggregate's `post_handler`).
+///
+/// # Safety
+///
+/// As for [`aggr_pre_handler`].
+#[link_section = ".kprobes.text"]
+pub unsafe extern "C" fn aggr_post_handler(
+    p: *mut bindings::kprobe,
+    regs: *mut bindings::pt_regs,
+    flags: usize,
+) {
+    if let Some(ap) = kp(p) {
+        table::aggr_post_handler(&KERNEL, ap, regs, flags);
+    }
+}
+
+/// `opt_pre_handler()`: the optimized path's fan-out.
+///
+/// # Safety
+///
+/// As for [`aggr_pre_handler`].
+#[no_mangle]
+#[link_section = ".kprobes.text"]
+pub unsafe extern "C" fn opt_pre_handler(p: *mut bindings::kprobe, regs: *mut bindings::pt_regs) {
+    if let Some(ap) = kp(p) {
+        table::opt_pre_handler(&KERNEL, ap, regs);
+    }
+}
+
+/// `kprobes_inc_nmissed_count()`.
+///
+/// # Safety
+///
+/// `p` is a hashed probe; preemption disabled.
+#[no_mangle]
+#[link_section = ".kprobes.text"]
+pub unsafe extern "C" fn kprobes_inc_nmissed_count(p: *mut bindings::kprobe) {
+    if let Some(p) = kp(p) {
+        table::kprobes_inc_nmissed_count(&KERNEL, p);
+    }
+}
+
+/// The address of `pre_handler_kretprobe`, once kretprobes are bridged.
+pub fn pre_handler_kretprobe_addr() -> Option<usize> {
+    None
+}
+
+/// `register_kprobe()`.
+#[no_mangle]
+pub extern "C" fn register_kprobe(p: *mut bindings::kprobe) -> c_int {
+    ret(kp(p)
+        .ok_or(Errno::EINVAL)
+        .and_then(|p| register::register_kprobe(&KERNEL, p)))
+}
+
+/// Turns a C array of probe pointers into handles without allocating (`Kp` is transparent).
+///
+/// # Safety
+///
+/// `kps` points to `num` valid, non-NULL probe pointers (C's contract for these calls).
+unsafe fn probes<'a>(kps: *mut *mut bindings::kprobe, num: c_int) -> Option<&'a [Kp]> {
+    let n = usize::try_from(num).ok().filter(|&n| n > 0)?;
+    let kps = NonNull::new(kps)?;
+    // SAFETY: `Kp` is `repr(transparent)` over a non-NULL `*mut kprobe`; the caller guarantees
+    // `num` valid non-NULL entries.
+    Some(unsafe { core::slice::from_raw_parts(kps.as_ptr().cast::<Kp>(), n) })
+}
+
+/// `register_kprobes()`.
+///
+/// # Safety
+///
+/// `kps` points to `num` valid probe pointers.
+#[no_mangle]
+pub unsafe extern "C" fn register_kprobes(kps: *mut *mut bindings::kprobe, num: c_int) -> c_int {
+    // SAFETY: forwarded caller contract.
+    match unsafe { probes(kps, num) } {
+        Some(ps) => ret(register::register_kprobes(&KERNEL, ps)),
+        None => Errno::EINVAL.to_neg(),
+    }
+}
+
+/// `unregister_kprobe()`.
+#[no_mangle]
+pub extern "C" fn unregister_kprobe(p: *mut bindings::kprobe) {
+    if let Some(p) = kp(p) {
+        register::unregister_kprobe(&KERNEL, p);
+    }
+}
+
+/// `unregister_kprobes()`.
+///
+/// # Safety
+///
+/// `kps` points to `num` valid probe pointers.
+#[no_mangle]
+pub unsafe extern "C" fn unregister_kprobes(kps: *mut *mut bindings::kprobe, num: c_int) {
+    // SAFETY: forwarded caller contract.
+    if let Some(ps) = unsafe { probes(kps, num) } {
+        register::unregister_kprobes(&KERNEL, ps);
+    }
+}
+
+/// `enable_kprobe()`.
+#[no_mangle]
+pub extern "C" fn enable_kprobe(p: *mut bindings::kprobe) -> c_int {
+    ret(kp(p)
+        .ok_or(Errno::EINVAL)
+        .and_then(|p| register::enable_kprobe(&KERNEL, p)))
+}
+
+/// `disable_kprobe()`.
+#[no_mangle]
+pub extern "C" fn disable_kprobe(p: *mut bindings::kprobe) -> c_int {
+    ret(kp(p)
+        .ok_or(Errno::EINVAL)
+        .and_then(|p| register::disable_kprobe(&KERNEL, p)))
+}
+
+/// `kprobe_on_func_entry()`.
+///
+/// # Safety
+///
+/// `sym` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn kprobe_on_func_entry(
+    addr: *mut bindings::kprobe_opcode_t,
+    sym: *const core::ffi::c_char,
+    offset: usize,
+) -> c_int {
+    // SAFETY: caller contract on `sym`.
+    let sym = (!sym.is_null()).then(|| unsafe { core::ffi::CStr::from_ptr(sym) }.to_bytes());
+    ret(register::kprobe_on_func_entry(
+        &KERNEL,
+        addr as usize,
+        sym,
+        offset,
+    ))
+}
+
+/// `within_kprobe_blacklist()`.
+#[no_mangle]
+pub extern "C" fn within_kprobe_blacklist(addr: usize) -> bool {
+    blacklist::within_kprobe_blacklist(&KERNEL, addr)
+}
+
+/// `kprobe_add_ksym_blacklist()`: the symbol size, or -errno.
+#[no_mangle]
+pub extern "C" fn kprobe_add_ksym_blacklist(entry: usize) -> c_int {
+    match blacklist::kprobe_add_ksym_blacklist(&KERNEL, entry) {
+        Ok(size) => c_int::try_from(size).unwrap_or(c_int::MAX),
+        Err(e) => e.to_neg(),
+    }
+}
+
+/// `kprobe_add_area_blacklist()`.
+#[no_mangle]
+pub extern "C" fn kprobe_add_area_blacklist(start: usize, end: usize) -> c_int {
+    ret(blacklist::kprobe_add_area_blacklist(&KERNEL, start, end))
+}
+
+/// `kprobe_free_init_mem()`.
+#[no_mangle]
+pub extern "C" fn kprobe_free_init_mem() {
+    register::kprobe_free_init_mem(&KERNEL);
+}
+
+/// `kprobe_disarmed()` (OPTPROBES; called by the x86 arch with a hashed probe).
+///
+/// # Safety
+///
+/// `p` is a hashed probe and the caller holds `kprobe_mutex`.
+#[no_mangle]
+pub unsafe extern "C" fn kprobe_disarmed(p: *mut bindings::kprobe) -> bool {
+    kp(p).is_some_and(|p| optimizer::kprobe_disarmed(&KERNEL, p))
+}
+
+/// `wait_for_kprobe_optimizer()`.
+#[no_mangle]
+pub extern "C" fn wait_for_kprobe_optimizer() {
+    optimizer::wait_for_kprobe_optimizer(&KERNEL);
+}
+
+/// Body of the optimizer's delayed work (declared in kprobes_helpers.h).
+#[no_mangle]
+pub extern "C" fn rkp_kprobe_optimizer() {
+    optimizer::kprobe_optimizer(&KERNEL);
+}
+
+/// `optprobe_queued_unopt()` (OPTPROBES; x86 `__recover_optprobed_insn`).
+///
+/// # Safety
+///
+/// `op` is a hashed `optimized_kprobe`; the caller holds `kprobe_mutex`.
+#[cfg(CONFIG_OPTPROBES)]
+#[no_mangle]
+pub unsafe extern "C" fn optprobe_queued_unopt(op: *mut bindings::optimized_kprobe) -> bool {
+    // `kp` is the first member of `struct optimized_kprobe`.
+    kp(op.cast()).is_some_and(|ap| optimizer::optprobe_queued_unopt(&KERNEL, ap))
+}

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Declarations of the C wrappers in `kprobes_helpers.c` (prototypes in `kprobes_helpers.h`).
+//!
+//! Constraints: these are function declarations only; every struct comes from
+//! `kernel::bindings`. Names are `rkp_` plus the C primitive they wrap.
+
+use kernel::bindings::{
+    hlist_head, kprobe, kprobe_blacklist_entry, kprobe_opcode_t, kretprobe_blackpoint, module,
+};
+
+extern "C" {
+    pub(super) fn rkp_hlist_add_head_rcu(p: *mut kprobe, head: *mut hlist_head);
+    pub(super) fn rkp_hlist_del_rcu(p: *mut kprobe);
+    pub(super) fn rkp_hlist_replace_rcu(old: *mut kprobe, new: *mut kprobe);
+    pub(super) fn rkp_init_hlist_node(p: *mut kprobe);
+    pub(super) fn rkp_init_list_head(p: *mut kprobe);
+    pub(super) fn rkp_list_add_rcu(p: *mut kprobe, ap: *mut kprobe);
+    pub(super) fn rkp_list_del_rcu(p: *mut kprobe);
+    pub(super) fn rkp_list_del(p: *mut kprobe);
+    pub(super) fn rkp_list_empty(p: *mut kprobe) -> bool;
+    pub(super) fn rkp_list_is_singular(p: *mut kprobe) -> bool;
+    pub(super) fn rkp_list_next_entry(p: *mut kprobe) -> *mut kprobe;
+    pub(super) fn rkp_hlist_first_rcu(head: *mut hlist_head) -> *mut kprobe;
+    pub(super) fn rkp_hlist_next_rcu(p: *mut kprobe) -> *mut kprobe;
+    pub(super) fn rkp_list_first_child_rcu(ap: *mut kprobe) -> *mut kprobe;
+    pub(super) fn rkp_list_next_child_rcu(ap: *mut kprobe, kp: *mut kprobe) -> *mut kprobe;
+    pub(super) fn rkp_flush_insn_slot(p: *mut kprobe);
+    pub(super) fn rkp_kretprobe_blackpoint(i: i32) -> *mut kretprobe_blackpoint;
+
+    pub(super) fn rkp_kprobe_mutex_lock();
+    pub(super) fn rkp_kprobe_mutex_unlock();
+    pub(super) fn rkp_kprobe_table_bucket(i: u32) -> *mut hlist_head;
+    pub(super) fn rkp_text_lock(jump_label: bool);
+    pub(super) fn rkp_text_unlock(jump_label: bool);
+    pub(super) fn rkp_jump_label_lock();
+    pub(super) fn rkp_jump_label_unlock();
+    pub(super) fn rkp_jump_label_text_reserved(addr: *mut core::ffi::c_void) -> bool;
+    pub(super) fn rkp_module_text_address(addr: usize) -> *mut module;
+    pub(super) fn rkp_try_module_get(m: *mut module) -> bool;
+    pub(super) fn rkp_module_put(m: *mut module);
+    pub(super) fn rkp_within_module_init(addr: usize, m: *mut module) -> bool;
+    pub(super) fn rkp_within_module_core(addr: usize, m: *mut module) -> bool;
+    pub(super) fn rkp_module_is_coming(m: *mut module) -> bool;
+    pub(super) fn rkp_ftrace_location(addr: usize) -> usize;
+    pub(super) fn rkp_alloc_aggr_kprobe(addr: *mut kprobe_opcode_t) -> *mut kprobe;
+    pub(super) fn rkp_free_aggr_kprobe(ap: *mut kprobe);
+    pub(super) fn rkp_blacklist_add_tail(start: usize, end: usize) -> i32;
+    pub(super) fn rkp_blacklist_next(
+        ent: *mut kprobe_blacklist_entry,
+    ) -> *mut kprobe_blacklist_entry;
+    pub(super) fn rkp_blacklist_remove(ent: *mut kprobe_blacklist_entry);
+    pub(super) fn rkp_rcu_read_lock();
+    pub(super) fn rkp_rcu_read_unlock();
+}
+
+#[cfg(CONFIG_OPTPROBES)]
+extern "C" {
+    pub(super) fn rkp_arch_prepared_optinsn(ap: *mut kprobe) -> i32;
+    pub(super) fn rkp_op_list_empty(ap: *mut kprobe) -> bool;
+    pub(super) fn rkp_queue_add(ap: *mut kprobe, q: i32);
+    pub(super) fn rkp_queue_del_init(ap: *mut kprobe);
+    pub(super) fn rkp_queue_move(ap: *mut kprobe, q: i32);
+    pub(super) fn rkp_queue_empty(q: i32) -> bool;
+    pub(super) fn rkp_queue_contains(q: i32, ap: *mut kprobe) -> bool;
+    pub(super) fn rkp_queue_next(q: i32, ap: *mut kprobe) -> *mut kprobe;
+    pub(super) fn rkp_arch_check_optimized_kprobe(ap: *mut kprobe) -> i32;
+    pub(super) fn rkp_arch_prepare_optimized_kprobe(ap: *mut kprobe, orig: *mut kprobe);
+    pub(super) fn rkp_arch_remove_optimized_kprobe(ap: *mut kprobe);
+    pub(super) fn rkp_arch_optimize_kprobes();
+    pub(super) fn rkp_arch_unoptimize_kprobes();
+    pub(super) fn rkp_arch_unoptimize_kprobe(ap: *mut kprobe);
+    pub(super) fn rkp_arch_within_optimized_kprobe(ap: *mut kprobe, addr: usize) -> bool;
+    pub(super) fn rkp_kick_kprobe_optimizer();
+    pub(super) fn rkp_flush_kprobe_optimizer();
+}

@@ -1,0 +1,772 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The kernel's implementation of the core's platform traits: [`Kernel`] is [`ProbeStore`],
+//! [`KernelText`], [`BlacklistStore`] and, as the `CArch` bridge to upstream's C arch code,
+//! [`Arch`].
+//!
+//! Constraints: every probe handle ([`Kp`]) points to a live `struct kprobe` (a caller's probe
+//! for the duration of the API call that passed it, a hashed probe while it is reachable, or an
+//! aggregate the core allocated and has not freed); fields C may touch concurrently are read and
+//! written with volatile (READ_ONCE/WRITE_ONCE) accesses and never through `&mut`. The RCU
+//! iterators and field accessors are called on the probe-hit path: no allocation, no lock, and
+//! `#[inline(always)]` so they compile into the unprobeable entry points of [`super::exports`].
+//! `kprobe_mutex`, the table and the optimizer queues are C statics in `kprobes_helpers.c`.
+
+use core::cell::UnsafeCell;
+use core::ffi::CStr;
+use core::marker::PhantomData;
+use core::ops::{ControlFlow, Deref, DerefMut};
+use core::ptr::{self, addr_of, addr_of_mut, NonNull};
+
+use kernel::bindings;
+
+use super::helpers::*;
+use crate::arch::Arch;
+use crate::blacklist::BlacklistStore;
+use crate::errno::{from_c_ret, Errno, Result};
+use crate::store::{KprobeState, OptQueue, ProbeStore};
+use crate::text::{FtraceOps, KernelText, Ksym, KSYM_NAME_LEN};
+
+/// Handle to a `struct kprobe`.
+///
+/// # Invariants
+///
+/// The pointer refers to a live `struct kprobe` for as long as the core uses the handle.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(transparent)]
+pub struct Kp(NonNull<bindings::kprobe>);
+
+impl Kp {
+    /// Wraps a pointer received from C.
+    ///
+    /// # Safety
+    ///
+    /// `p` must point to a `struct kprobe` that stays valid while the handle is used: a
+    /// caller's probe for the duration of the kprobes API call that received it, or a hashed
+    /// probe inside an RCU read-side section or under `kprobe_mutex`.
+    #[inline(always)]
+    pub unsafe fn from_raw(p: NonNull<bindings::kprobe>) -> Self {
+        // INVARIANT: guaranteed by the caller.
+        Kp(p)
+    }
+
+    /// The raw pointer, for C.
+    #[inline(always)]
+    pub fn as_ptr(self) -> *mut bindings::kprobe {
+        self.0.as_ptr()
+    }
+
+    #[inline(always)]
+    fn from_c(p: *mut bindings::kprobe) -> Option<Self> {
+        // SAFETY: every non-NULL pointer the C wrappers return is a live hashed probe, child or
+        // queued aggregate, under the same RCU section or lock as the walk that asked for it.
+        NonNull::new(p).map(|p| unsafe { Kp::from_raw(p) })
+    }
+}
+
+struct StateCell(UnsafeCell<KprobeState>);
+
+// SAFETY: the state is only reached through `KprobeMutexGuard`, which holds `kprobe_mutex`.
+unsafe impl Sync for StateCell {}
+
+/// The scalar state, guarded by the C `kprobe_mutex`.
+static STATE: StateCell = StateCell(UnsafeCell::new(KprobeState::new()));
+
+/// Holds `kprobe_mutex`; gives access to the state it guards.
+pub struct KprobeMutexGuard {
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl KprobeMutexGuard {
+    fn lock() -> Self {
+        // SAFETY: a plain sleeping lock, taken from process context.
+        unsafe { rkp_kprobe_mutex_lock() };
+        KprobeMutexGuard {
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl Drop for KprobeMutexGuard {
+    fn drop(&mut self) {
+        // SAFETY: this guard took the mutex in `lock`.
+        unsafe { rkp_kprobe_mutex_unlock() };
+    }
+}
+
+impl Deref for KprobeMutexGuard {
+    type Target = KprobeState;
+    fn deref(&self) -> &KprobeState {
+        // SAFETY: `kprobe_mutex` is held for the guard's lifetime, so nobody else accesses STATE.
+        unsafe { &*STATE.0.get() }
+    }
+}
+
+impl DerefMut for KprobeMutexGuard {
+    fn deref_mut(&mut self) -> &mut KprobeState {
+        // SAFETY: as in `deref`; `&mut self` makes this the only reference from this guard.
+        unsafe { &mut *STATE.0.get() }
+    }
+}
+
+/// The kernel platform (a unit type; all state lives in C statics and [`STATE`]).
+pub struct Kernel;
+
+/// The one instance.
+pub static KERNEL: Kernel = Kernel;
+
+fn queue_id(q: OptQueue) -> i32 {
+    match q {
+        OptQueue::Optimizing => 0,
+        OptQueue::Unoptimizing => 1,
+        OptQueue::Freeing => 2,
+    }
+}
+
+/// Copies `name` into `buf` with a NUL; `None` if it does not fit (no such kernel symbol).
+fn c_name<'a>(name: &[u8], buf: &'a mut [u8; KSYM_NAME_LEN]) -> Option<&'a CStr> {
+    if name.len() >= KSYM_NAME_LEN || name.contains(&0) {
+        return None;
+    }
+    buf[..name.len()].copy_from_slice(name);
+    buf[name.len()] = 0;
+    CStr::from_bytes_with_nul(&buf[..=name.len()]).ok()
+}
+
+impl ProbeStore for Kernel {
+    type Probe = Kp;
+    type Regs = *mut bindings::pt_regs;
+    type Guard<'a> = KprobeMutexGuard;
+
+    fn kprobe_mutex(&self) -> KprobeMutexGuard {
+        KprobeMutexGuard::lock()
+    }
+    fn text_locked<R>(&self, jump_label: bool, f: impl FnOnce() -> R) -> R {
+        // SAFETY: takes cpus_read_lock, jump_label_lock, text_mutex in kprobes.c's order.
+        unsafe { rkp_text_lock(jump_label) };
+        let r = f();
+        // SAFETY: releases exactly what `rkp_text_lock` took.
+        unsafe { rkp_text_unlock(jump_label) };
+        r
+    }
+    fn synchronize_rcu(&self) {
+        // SAFETY: process context, no RCU read-side section held.
+        unsafe { bindings::synchronize_rcu() };
+    }
+    fn synchronize_rcu_tasks(&self) {
+        // SAFETY: as above (the optimizer work).
+        unsafe { bindings::synchronize_rcu_tasks() };
+    }
+    fn kick_kprobe_optimizer(&self) {
+        #[cfg(CONFIG_OPTPROBES)]
+        // SAFETY: schedules the static delayed work.
+        unsafe {
+            rkp_kick_kprobe_optimizer()
+        };
+    }
+    fn flush_kprobe_optimizer(&self) {
+        #[cfg(CONFIG_OPTPROBES)]
+        // SAFETY: called without kprobe_mutex, which the work takes.
+        unsafe {
+            rkp_flush_kprobe_optimizer()
+        };
+    }
+
+    #[inline(always)]
+    fn addr(&self, p: Kp) -> usize {
+        // SAFETY: `p` is live (type invariant); READ_ONCE of a field C may write.
+        unsafe { ptr::read_volatile(addr_of!((*p.as_ptr()).addr)) as usize }
+    }
+    fn symbol_name(&self, p: Kp) -> Option<&[u8]> {
+        // SAFETY: `p` is live; its owner keeps `symbol_name` (NULL or a C string) valid during
+        // the registration call that asks for it, which outlives every use of the slice.
+        unsafe {
+            let name = ptr::read_volatile(addr_of!((*p.as_ptr()).symbol_name));
+            (!name.is_null()).then(|| CStr::from_ptr(name.cast()).to_bytes())
+        }
+    }
+    fn offset(&self, p: Kp) -> u32 {
+        // SAFETY: `p` is live.
+        unsafe { ptr::read_volatile(addr_of!((*p.as_ptr()).offset)) }
+    }
+    fn set_addr(&self, p: Kp, addr: usize) {
+        // SAFETY: `p` is live; WRITE_ONCE.
+        unsafe { ptr::write_volatile(addr_of_mut!((*p.as_ptr()).addr), addr as *mut _) };
+    }
+    #[inline(always)]
+    fn flags(&self, p: Kp) -> u32 {
+        // SAFETY: `p` is live; READ_ONCE.
+        unsafe { ptr::read_volatile(addr_of!((*p.as_ptr()).flags)) }
+    }
+    fn set_flags(&self, p: Kp, flags: u32) {
+        // SAFETY: `p` is live; WRITE_ONCE (kprobe_mutex held by the core).
+        unsafe { ptr::write_volatile(addr_of_mut!((*p.as_ptr()).flags), flags) };
+    }
+    #[inline(always)]
+    fn inc_nmissed(&self, p: Kp) {
+        // SAFETY: `p` is live; a plain increment, as C's `p->nmissed++`.
+        unsafe {
+            let f = addr_of_mut!((*p.as_ptr()).nmissed);
+            ptr::write_volatile(f, ptr::read_volatile(f).wrapping_add(1));
+        }
+    }
+    fn reset_nmissed(&self, p: Kp) {
+        // SAFETY: `p` is live.
+        unsafe { ptr::write_volatile(addr_of_mut!((*p.as_ptr()).nmissed), 0) };
+    }
+    #[inline(always)]
+    fn has_pre_handler(&self, p: Kp) -> bool {
+        // SAFETY: `p` is live.
+        unsafe { ptr::read_volatile(addr_of!((*p.as_ptr()).pre_handler)).is_some() }
+    }
+    #[inline(always)]
+    fn has_post_handler(&self, p: Kp) -> bool {
+        // SAFETY: `p` is live.
+        unsafe { ptr::read_volatile(addr_of!((*p.as_ptr()).post_handler)).is_some() }
+    }
+    #[inline(always)]
+    fn is_aggr(&self, p: Kp) -> bool {
+        // SAFETY: `p` is live.
+        let pre = unsafe { ptr::read_volatile(addr_of!((*p.as_ptr()).pre_handler)) };
+        pre.map(|f| f as usize) == Some(super::exports::aggr_pre_handler as *const () as usize)
+    }
+    fn is_kretprobe(&self, p: Kp) -> bool {
+        // SAFETY: `p` is live.
+        let pre = unsafe { ptr::read_volatile(addr_of!((*p.as_ptr()).pre_handler)) };
+        pre.map(|f| f as usize) == super::exports::pre_handler_kretprobe_addr()
+    }
+    #[inline(always)]
+    fn call_pre_handler(&self, p: Kp, regs: *mut bindings::pt_regs) -> i32 {
+        // SAFETY: `p` is live; the handler is the probe owner's, called as C calls it.
+        unsafe {
+            match ptr::read_volatile(addr_of!((*p.as_ptr()).pre_handler)) {
+                Some(f) => f(p.as_ptr(), regs),
+                None => 0,
+            }
+        }
+    }
+    #[inline(always)]
+    fn call_post_handler(&self, p: Kp, regs: *mut bindings::pt_regs, flags: usize) {
+        // SAFETY: as for `call_pre_handler`.
+        unsafe {
+            if let Some(f) = ptr::read_volatile(addr_of!((*p.as_ptr()).post_handler)) {
+                f(p.as_ptr(), regs, flags as _);
+            }
+        }
+    }
+    fn copy_kprobe(&self, from: Kp, to: Kp) {
+        // SAFETY: both live and distinct; `opcode` and `ainsn` are plain data (memcpy in C).
+        unsafe {
+            let (f, t) = (from.as_ptr(), to.as_ptr());
+            ptr::copy_nonoverlapping(addr_of!((*f).opcode), addr_of_mut!((*t).opcode), 1);
+            ptr::copy_nonoverlapping(addr_of!((*f).ainsn), addr_of_mut!((*t).ainsn), 1);
+        }
+    }
+
+    fn alloc_aggr_kprobe(&self, addr: usize) -> Option<Kp> {
+        // SAFETY: allocates and initialises a fresh aggregate; process context.
+        Kp::from_c(unsafe { rkp_alloc_aggr_kprobe(addr as *mut _) })
+    }
+    fn kfree_aggr_kprobe(&self, ap: Kp) {
+        // SAFETY: `ap` came from `alloc_aggr_kprobe` and is unreachable (the core's contract).
+        unsafe { rkp_free_aggr_kprobe(ap.as_ptr()) };
+    }
+    fn set_aggr_pre_handler(&self, ap: Kp) {
+        // SAFETY: `ap` is live and ours.
+        unsafe {
+            ptr::write_volatile(
+                addr_of_mut!((*ap.as_ptr()).pre_handler),
+                Some(super::exports::aggr_pre_handler),
+            )
+        };
+    }
+    fn set_aggr_post_handler(&self, ap: Kp, on: bool) {
+        let h: bindings::kprobe_post_handler_t = if on {
+            Some(super::exports::aggr_post_handler)
+        } else {
+            None
+        };
+        // SAFETY: `ap` is live and ours.
+        unsafe { ptr::write_volatile(addr_of_mut!((*ap.as_ptr()).post_handler), h) };
+    }
+
+    #[inline(always)]
+    fn for_each_in_bucket(
+        &self,
+        bucket: usize,
+        mut f: impl FnMut(Kp) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        // SAFETY: the bucket index is masked in C; readers hold kprobe_mutex or run with
+        // preemption disabled (an RCU reader), as get_kprobe() requires.
+        let mut cur =
+            Kp::from_c(unsafe { rkp_hlist_first_rcu(rkp_kprobe_table_bucket(bucket as u32)) });
+        while let Some(p) = cur {
+            f(p)?;
+            // SAFETY: `p` is still hashed or RCU-protected (`f` does not unlink in this bucket).
+            cur = Kp::from_c(unsafe { rkp_hlist_next_rcu(p.as_ptr()) });
+        }
+        ControlFlow::Continue(())
+    }
+    fn hlist_add_head_rcu(&self, bucket: usize, p: Kp) {
+        // SAFETY: kprobe_mutex held; `p` live.
+        unsafe { rkp_hlist_add_head_rcu(p.as_ptr(), rkp_kprobe_table_bucket(bucket as u32)) };
+    }
+    fn hlist_del_rcu(&self, p: Kp) {
+        // SAFETY: kprobe_mutex held; `p` hashed.
+        unsafe { rkp_hlist_del_rcu(p.as_ptr()) };
+    }
+    fn hlist_replace_rcu(&self, old: Kp, new: Kp) {
+        // SAFETY: kprobe_mutex held; `old` hashed, `new` initialised.
+        unsafe { rkp_hlist_replace_rcu(old.as_ptr(), new.as_ptr()) };
+    }
+    fn init_hlist_node(&self, p: Kp) {
+        // SAFETY: `p` live, not yet linked (or being re-initialised by its owner).
+        unsafe { rkp_init_hlist_node(p.as_ptr()) };
+    }
+    fn init_list_head(&self, p: Kp) {
+        // SAFETY: as above.
+        unsafe { rkp_init_list_head(p.as_ptr()) };
+    }
+    fn list_add_rcu(&self, p: Kp, ap: Kp) {
+        // SAFETY: kprobe_mutex held; both live.
+        unsafe { rkp_list_add_rcu(p.as_ptr(), ap.as_ptr()) };
+    }
+    fn list_del_rcu(&self, p: Kp) {
+        // SAFETY: kprobe_mutex held; `p` linked.
+        unsafe { rkp_list_del_rcu(p.as_ptr()) };
+    }
+    fn list_del(&self, p: Kp) {
+        // SAFETY: after a grace period; `p` linked.
+        unsafe { rkp_list_del(p.as_ptr()) };
+    }
+    fn list_empty(&self, p: Kp) -> bool {
+        // SAFETY: `p` live.
+        unsafe { rkp_list_empty(p.as_ptr()) }
+    }
+    fn list_is_singular(&self, p: Kp) -> bool {
+        // SAFETY: `p` live.
+        unsafe { rkp_list_is_singular(p.as_ptr()) }
+    }
+    fn list_next_entry(&self, p: Kp) -> Kp {
+        // SAFETY: `p` is linked to its aggregate (the core checked `list_is_singular`).
+        let next = unsafe { rkp_list_next_entry(p.as_ptr()) };
+        // `p.list.next` of a linked entry is never NULL; fall back to `p` rather than panic.
+        Kp::from_c(next).unwrap_or(p)
+    }
+    #[inline(always)]
+    fn for_each_child(&self, ap: Kp, mut f: impl FnMut(Kp) -> ControlFlow<()>) -> ControlFlow<()> {
+        // SAFETY: `ap` is a live aggregate; RCU reader or kprobe_mutex held.
+        let mut cur = Kp::from_c(unsafe { rkp_list_first_child_rcu(ap.as_ptr()) });
+        while let Some(kp) = cur {
+            f(kp)?;
+            // SAFETY: `kp` is still on the list or RCU-protected.
+            cur = Kp::from_c(unsafe { rkp_list_next_child_rcu(ap.as_ptr(), kp.as_ptr()) });
+        }
+        ControlFlow::Continue(())
+    }
+
+    #[cfg(CONFIG_OPTPROBES)]
+    fn op_list_empty(&self, ap: Kp) -> bool {
+        // SAFETY: `ap` is an optimized_kprobe (all aggregates are, with OPTPROBES).
+        unsafe { rkp_op_list_empty(ap.as_ptr()) }
+    }
+    #[cfg(not(CONFIG_OPTPROBES))]
+    fn op_list_empty(&self, _ap: Kp) -> bool {
+        true
+    }
+    #[cfg(CONFIG_OPTPROBES)]
+    fn queue_add(&self, ap: Kp, q: OptQueue) {
+        // SAFETY: kprobe_mutex held; `ap` an optimized_kprobe not on a queue.
+        unsafe { rkp_queue_add(ap.as_ptr(), queue_id(q)) };
+    }
+    #[cfg(not(CONFIG_OPTPROBES))]
+    fn queue_add(&self, _ap: Kp, _q: OptQueue) {}
+    #[cfg(CONFIG_OPTPROBES)]
+    fn queue_del_init(&self, ap: Kp) {
+        // SAFETY: kprobe_mutex held.
+        unsafe { rkp_queue_del_init(ap.as_ptr()) };
+    }
+    #[cfg(not(CONFIG_OPTPROBES))]
+    fn queue_del_init(&self, _ap: Kp) {}
+    #[cfg(CONFIG_OPTPROBES)]
+    fn queue_move(&self, ap: Kp, q: OptQueue) {
+        // SAFETY: kprobe_mutex held.
+        unsafe { rkp_queue_move(ap.as_ptr(), queue_id(q)) };
+    }
+    #[cfg(not(CONFIG_OPTPROBES))]
+    fn queue_move(&self, _ap: Kp, _q: OptQueue) {}
+    #[cfg(CONFIG_OPTPROBES)]
+    fn queue_empty(&self, q: OptQueue) -> bool {
+        // SAFETY: kprobe_mutex held.
+        unsafe { rkp_queue_empty(queue_id(q)) }
+    }
+    #[cfg(not(CONFIG_OPTPROBES))]
+    fn queue_empty(&self, _q: OptQueue) -> bool {
+        true
+    }
+    #[cfg(CONFIG_OPTPROBES)]
+    fn queue_contains(&self, q: OptQueue, ap: Kp) -> bool {
+        // SAFETY: kprobe_mutex held.
+        unsafe { rkp_queue_contains(queue_id(q), ap.as_ptr()) }
+    }
+    #[cfg(not(CONFIG_OPTPROBES))]
+    fn queue_contains(&self, _q: OptQueue, _ap: Kp) -> bool {
+        false
+    }
+    #[cfg(CONFIG_OPTPROBES)]
+    fn queue_for_each_safe(&self, q: OptQueue, mut f: impl FnMut(Kp)) {
+        let q = queue_id(q);
+        // SAFETY: kprobe_mutex held; the next entry is read before `f` may move the current one
+        // (list_for_each_entry_safe).
+        let mut cur = Kp::from_c(unsafe { rkp_queue_next(q, ptr::null_mut()) });
+        while let Some(op) = cur {
+            // SAFETY: as above.
+            let next = Kp::from_c(unsafe { rkp_queue_next(q, op.as_ptr()) });
+            f(op);
+            cur = next;
+        }
+    }
+    #[cfg(not(CONFIG_OPTPROBES))]
+    fn queue_for_each_safe(&self, _q: OptQueue, _f: impl FnMut(Kp)) {}
+}
+
+/// Handle to a `struct module`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Module(NonNull<bindings::module>);
+
+impl KernelText for Kernel {
+    type Module = Module;
+
+    fn kallsyms_lookup_name(&self, name: &[u8]) -> usize {
+        let mut buf = [0u8; KSYM_NAME_LEN];
+        let Some(c) = c_name(name, &mut buf) else {
+            return 0;
+        };
+        // SAFETY: `c` is a NUL-terminated string on our stack.
+        unsafe { bindings::kallsyms_lookup_name(c.as_ptr().cast()) as usize }
+    }
+    fn kallsyms_lookup_size_offset(&self, addr: usize) -> Option<(usize, usize)> {
+        let (mut size, mut offset) = (0, 0);
+        // SAFETY: out-pointers to locals.
+        let ok =
+            unsafe { bindings::kallsyms_lookup_size_offset(addr as _, &mut size, &mut offset) };
+        (ok != 0).then_some((size as usize, offset as usize))
+    }
+    fn kallsyms_lookup<R>(&self, addr: usize, f: impl FnOnce(Option<Ksym<'_>>) -> R) -> R {
+        let mut buf = [0u8; KSYM_NAME_LEN];
+        let (mut size, mut offset) = (0, 0);
+        let mut modname = ptr::null_mut();
+        // SAFETY: out-pointers to locals; `buf` is KSYM_NAME_LEN long. The module name stays
+        // valid while the caller keeps the module from going (preemption disabled or module
+        // mutex), as for C's callers.
+        let sym = unsafe {
+            let name = bindings::kallsyms_lookup(
+                addr as _,
+                &mut size,
+                &mut offset,
+                &mut modname,
+                buf.as_mut_ptr(),
+            );
+            (!name.is_null()).then(|| Ksym {
+                name: CStr::from_ptr(name.cast()).to_bytes(),
+                offset: offset as usize,
+                size: size as usize,
+                module: (!modname.is_null()).then(|| CStr::from_ptr(modname.cast()).to_bytes()),
+            })
+        };
+        f(sym)
+    }
+    fn lookup_symbol_name<R>(&self, addr: usize, f: impl FnOnce(Option<&[u8]>) -> R) -> R {
+        let mut buf = [0u8; KSYM_NAME_LEN];
+        // SAFETY: `buf` is KSYM_NAME_LEN long, as lookup_symbol_name() requires.
+        let ret = unsafe { bindings::lookup_symbol_name(addr as _, buf.as_mut_ptr()) };
+        if ret != 0 {
+            return f(None);
+        }
+        // SAFETY: on success `buf` holds a NUL-terminated name.
+        let name = unsafe { CStr::from_ptr(buf.as_ptr().cast()) };
+        f(Some(name.to_bytes()))
+    }
+    fn core_kernel_text(&self, addr: usize) -> bool {
+        // SAFETY: pure address query.
+        unsafe { bindings::core_kernel_text(addr as _) != 0 }
+    }
+    fn kernel_text_address(&self, addr: usize) -> bool {
+        // SAFETY: pure address query.
+        unsafe { bindings::kernel_text_address(addr as _) != 0 }
+    }
+    fn module_text_address(&self, addr: usize) -> Option<Module> {
+        // SAFETY: called with preemption disabled (check_kprobe_address_safe).
+        NonNull::new(unsafe { rkp_module_text_address(addr) }).map(Module)
+    }
+    fn in_gate_area_no_mm(&self, addr: usize) -> bool {
+        // SAFETY: pure address query.
+        unsafe { bindings::in_gate_area_no_mm(addr as _) != 0 }
+    }
+    fn jump_label_text_reserved(&self, addr: usize) -> bool {
+        // SAFETY: jump_label_lock held by the caller.
+        unsafe { rkp_jump_label_text_reserved(addr as *mut _) }
+    }
+    fn static_call_text_reserved(&self, addr: usize) -> bool {
+        // SAFETY: pure address query.
+        unsafe { bindings::static_call_text_reserved(addr as *mut _, addr as *mut _) != 0 }
+    }
+    fn find_bug(&self, addr: usize) -> bool {
+        // SAFETY: pure address query.
+        unsafe { !bindings::find_bug(addr as _).is_null() }
+    }
+    fn jump_label_locked<R>(&self, f: impl FnOnce() -> R) -> R {
+        // SAFETY: jump_label_lock() then preempt_disable(), released below in reverse order.
+        unsafe { rkp_jump_label_lock() };
+        let r = f();
+        // SAFETY: as above.
+        unsafe { rkp_jump_label_unlock() };
+        r
+    }
+    fn kprobes_text(&self) -> (usize, usize) {
+        // Linker symbols: only their addresses are taken.
+        (
+            addr_of!(bindings::__kprobes_text_start) as usize,
+            addr_of!(bindings::__kprobes_text_end) as usize,
+        )
+    }
+    fn noinstr_text(&self) -> (usize, usize) {
+        // Linker symbols: only their addresses are taken.
+        (
+            addr_of!(bindings::__noinstr_text_start) as usize,
+            addr_of!(bindings::__noinstr_text_end) as usize,
+        )
+    }
+    fn init_mem(&self) -> (usize, usize) {
+        // Linker symbols: only their addresses are taken.
+        (
+            addr_of!(bindings::__init_begin) as usize,
+            addr_of!(bindings::__init_end) as usize,
+        )
+    }
+    fn try_module_get(&self, m: Module) -> bool {
+        // SAFETY: `m` came from `module_text_address` under preemption disabled.
+        unsafe { rkp_try_module_get(m.0.as_ptr()) }
+    }
+    fn module_put(&self, m: Module) {
+        // SAFETY: balances a successful `try_module_get`.
+        unsafe { rkp_module_put(m.0.as_ptr()) };
+    }
+    fn within_module_init(&self, addr: usize, m: Module) -> bool {
+        // SAFETY: `m` is pinned (reference held, or the module notifier is running).
+        unsafe { rkp_within_module_init(addr, m.0.as_ptr()) }
+    }
+    fn within_module_core(&self, addr: usize, m: Module) -> bool {
+        // SAFETY: as above.
+        unsafe { rkp_within_module_core(addr, m.0.as_ptr()) }
+    }
+    fn module_is_coming(&self, m: Module) -> bool {
+        // SAFETY: as above.
+        unsafe { rkp_module_is_coming(m.0.as_ptr()) }
+    }
+    fn ftrace_location(&self, addr: usize) -> usize {
+        // SAFETY: pure address query.
+        unsafe { rkp_ftrace_location(addr) }
+    }
+    fn ftrace_set_filter_ip(&self, _ops: FtraceOps, _addr: usize, _remove: bool) -> Result {
+        // KPROBES_ON_FTRACE arming is not bridged yet (no ftrace_ops statics in C): refuse.
+        Err(Errno::ENODEV)
+    }
+    fn register_ftrace_function(&self, _ops: FtraceOps) -> Result {
+        Err(Errno::ENODEV)
+    }
+    fn unregister_ftrace_function(&self, _ops: FtraceOps) -> Result {
+        Err(Errno::ENODEV)
+    }
+    fn kprobe_ftrace_disabled(&self) -> bool {
+        false
+    }
+}
+
+impl BlacklistStore for Kernel {
+    fn blacklist_add_tail(&self, start: usize, end: usize) -> Result {
+        // SAFETY: allocation and list insertion under kprobe_mutex or at init.
+        from_c_ret(unsafe { rkp_blacklist_add_tail(start, end) })
+    }
+    fn blacklist_for_each(
+        &self,
+        mut f: impl FnMut(usize, usize) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        // SAFETY: an RCU read-side section around the walk.
+        unsafe { rkp_rcu_read_lock() };
+        // SAFETY: RCU walk of the blacklist from its head.
+        let mut cur = unsafe { rkp_blacklist_next(ptr::null_mut()) };
+        let mut r = ControlFlow::Continue(());
+        while !cur.is_null() {
+            // SAFETY: `cur` is a live entry inside the RCU section.
+            let (s, e) = unsafe { ((*cur).start_addr as usize, (*cur).end_addr as usize) };
+            r = f(s, e);
+            if r.is_break() {
+                break;
+            }
+            // SAFETY: as above.
+            cur = unsafe { rkp_blacklist_next(cur) };
+        }
+        // SAFETY: ends the section opened above.
+        unsafe { rkp_rcu_read_unlock() };
+        r
+    }
+    fn blacklist_remove_if(&self, mut pred: impl FnMut(usize, usize) -> bool) {
+        // SAFETY: writers hold kprobe_mutex; the next entry is read before removing the current.
+        let mut cur = unsafe { rkp_blacklist_next(ptr::null_mut()) };
+        while !cur.is_null() {
+            // SAFETY: `cur` is live (writers are serialised by kprobe_mutex).
+            let next = unsafe { rkp_blacklist_next(cur) };
+            // SAFETY: as above.
+            let (s, e) = unsafe { ((*cur).start_addr as usize, (*cur).end_addr as usize) };
+            if pred(s, e) {
+                // SAFETY: list_del_rcu + kfree_rcu of a live entry.
+                unsafe { rkp_blacklist_remove(cur) };
+            }
+            cur = next;
+        }
+    }
+}
+
+impl Arch for Kernel {
+    const OPTPROBES: bool = cfg!(CONFIG_OPTPROBES);
+    const KPROBES_ON_FTRACE: bool = false;
+    const OPCODE_SIZE: usize = core::mem::size_of::<bindings::kprobe_opcode_t>();
+    #[cfg(CONFIG_OPTPROBES)]
+    const MAX_OPTIMIZED_LENGTH: usize = bindings::MAX_OPTIMIZED_LENGTH as usize;
+    #[cfg(not(CONFIG_OPTPROBES))]
+    const MAX_OPTIMIZED_LENGTH: usize = 0;
+
+    fn prepare_kprobe(&self, p: Kp) -> Result {
+        // SAFETY: `p` live; text_mutex and cpus_read_lock held by the core.
+        from_c_ret(unsafe { bindings::arch_prepare_kprobe(p.as_ptr()) })
+    }
+    fn arm_kprobe(&self, p: Kp) {
+        // SAFETY: `p` prepared; text_mutex and cpus_read_lock held.
+        unsafe { bindings::arch_arm_kprobe(p.as_ptr()) };
+    }
+    fn disarm_kprobe(&self, p: Kp) {
+        // SAFETY: `p` armed; text_mutex and cpus_read_lock held.
+        unsafe { bindings::arch_disarm_kprobe(p.as_ptr()) };
+    }
+    fn remove_kprobe(&self, p: Kp) {
+        // SAFETY: `p` prepared and no longer reachable by new hits.
+        unsafe { bindings::arch_remove_kprobe(p.as_ptr()) };
+    }
+    fn trampoline_kprobe(&self, p: Kp) -> bool {
+        // SAFETY: `p` live.
+        unsafe { bindings::arch_trampoline_kprobe(p.as_ptr()) != 0 }
+    }
+    fn init_kprobes(&self) -> Result {
+        // SAFETY: called once from init_kprobes(), without kprobe_mutex (it may register).
+        from_c_ret(unsafe { bindings::arch_init_kprobes() })
+    }
+
+    #[cfg(CONFIG_OPTPROBES)]
+    fn prepared_optinsn(&self, ap: Kp) -> bool {
+        // SAFETY: `ap` is an optimized_kprobe.
+        unsafe { rkp_arch_prepared_optinsn(ap.as_ptr()) != 0 }
+    }
+    #[cfg(not(CONFIG_OPTPROBES))]
+    fn prepared_optinsn(&self, _ap: Kp) -> bool {
+        false
+    }
+    #[cfg(CONFIG_OPTPROBES)]
+    fn check_optimized_kprobe(&self, ap: Kp) -> Result {
+        // SAFETY: `ap` is an optimized_kprobe; kprobe_mutex held.
+        from_c_ret(unsafe { rkp_arch_check_optimized_kprobe(ap.as_ptr()) })
+    }
+    #[cfg(not(CONFIG_OPTPROBES))]
+    fn check_optimized_kprobe(&self, _ap: Kp) -> Result {
+        Err(Errno::EINVAL)
+    }
+    #[cfg(CONFIG_OPTPROBES)]
+    fn prepare_optimized_kprobe(&self, ap: Kp, orig: Kp) {
+        // SAFETY: as above; text locks held.
+        unsafe { rkp_arch_prepare_optimized_kprobe(ap.as_ptr(), orig.as_ptr()) };
+    }
+    #[cfg(not(CONFIG_OPTPROBES))]
+    fn prepare_optimized_kprobe(&self, _ap: Kp, _orig: Kp) {}
+    #[cfg(CONFIG_OPTPROBES)]
+    fn remove_optimized_kprobe(&self, ap: Kp) {
+        // SAFETY: `ap` is an optimized_kprobe.
+        unsafe { rkp_arch_remove_optimized_kprobe(ap.as_ptr()) };
+    }
+    #[cfg(not(CONFIG_OPTPROBES))]
+    fn remove_optimized_kprobe(&self, _ap: Kp) {}
+    fn optimize_kprobes(&self) {
+        #[cfg(CONFIG_OPTPROBES)]
+        // SAFETY: kprobe_mutex, cpus_read_lock and text_mutex held by the optimizer.
+        unsafe {
+            rkp_arch_optimize_kprobes()
+        };
+    }
+    fn unoptimize_kprobes(&self) {
+        #[cfg(CONFIG_OPTPROBES)]
+        // SAFETY: as above.
+        unsafe {
+            rkp_arch_unoptimize_kprobes()
+        };
+    }
+    #[cfg(CONFIG_OPTPROBES)]
+    fn unoptimize_kprobe(&self, ap: Kp) {
+        // SAFETY: text locks held.
+        unsafe { rkp_arch_unoptimize_kprobe(ap.as_ptr()) };
+    }
+    #[cfg(not(CONFIG_OPTPROBES))]
+    fn unoptimize_kprobe(&self, _ap: Kp) {}
+    #[cfg(CONFIG_OPTPROBES)]
+    fn within_optimized_kprobe(&self, ap: Kp, addr: usize) -> bool {
+        // SAFETY: `ap` is an optimized_kprobe.
+        unsafe { rkp_arch_within_optimized_kprobe(ap.as_ptr(), addr) }
+    }
+    #[cfg(not(CONFIG_OPTPROBES))]
+    fn within_optimized_kprobe(&self, _ap: Kp, _addr: usize) -> bool {
+        false
+    }
+
+    fn flush_insn_slot(&self, p: Kp) {
+        // SAFETY: `p` live.
+        unsafe { rkp_flush_insn_slot(p.as_ptr()) };
+    }
+    fn lookup_name(&self, name: &[u8], offset: usize) -> usize {
+        let mut buf = [0u8; KSYM_NAME_LEN];
+        let Some(c) = c_name(name, &mut buf) else {
+            return 0;
+        };
+        // SAFETY: NUL-terminated string; the arch (or weak default) may be overridden.
+        unsafe { bindings::kprobe_lookup_name(c.as_ptr().cast(), offset as _) as usize }
+    }
+    fn adjust_kprobe_addr(&self, addr: usize, offset: usize) -> Option<(usize, bool)> {
+        let mut on_func_entry = false;
+        // SAFETY: out-pointer to a local.
+        let a = unsafe {
+            bindings::arch_adjust_kprobe_addr(addr as _, offset as _, &mut on_func_entry)
+        };
+        (!a.is_null()).then_some((a as usize, on_func_entry))
+    }
+    fn within_kprobe_blacklist(&self, addr: usize) -> bool {
+        // SAFETY: pure address query (arch override or weak default).
+        unsafe { bindings::arch_within_kprobe_blacklist(addr as _) }
+    }
+    fn populate_kprobe_blacklist(&self, _add_area: impl FnMut(usize, usize) -> Result) -> Result {
+        // The C arch code adds its areas through the exported kprobe_add_area_blacklist().
+        // SAFETY: called once at init.
+        from_c_ret(unsafe { bindings::arch_populate_kprobe_blacklist() })
+    }
+    fn in_kretprobe_blacklist(&self, addr: usize) -> bool {
+        let mut i = 0;
+        loop {
+            // SAFETY: bounded by the arch's terminator or size, checked in C.
+            let bp = unsafe { rkp_kretprobe_blackpoint(i) };
+            if bp.is_null() {
+                return false;
+            }
+            // SAFETY: `bp` points into the arch's static array.
+            if unsafe { (*bp).addr } as usize == addr {
+                return true;
+            }
+            i += 1;
+        }
+    }
+}
