@@ -543,3 +543,42 @@ void rkp_rcu_read_unlock(void)
 {
 	rcu_read_unlock();
 }
+
+unsigned int rkp_num_possible_cpus(void)
+{
+	return num_possible_cpus();
+}
+
+/* ---- per-CPU busy marker and the module-facing exports ---- */
+
+static struct kprobe kprobe_busy = {
+	.addr = (void *)get_kprobe,
+};
+
+void kprobe_busy_begin(void)
+{
+	struct kprobe_ctlblk *kcb;
+
+	preempt_disable();
+	__this_cpu_write(current_kprobe, &kprobe_busy);
+	kcb = get_kprobe_ctlblk();
+	kcb->kprobe_status = KPROBE_HIT_ACTIVE;
+}
+
+void kprobe_busy_end(void)
+{
+	__this_cpu_write(current_kprobe, NULL);
+	preempt_enable();
+}
+
+/* Defined in Rust (kernel/kprobes/kernel/exports.rs). */
+EXPORT_SYMBOL_GPL(register_kprobe);
+EXPORT_SYMBOL_GPL(register_kprobes);
+EXPORT_SYMBOL_GPL(unregister_kprobe);
+EXPORT_SYMBOL_GPL(unregister_kprobes);
+EXPORT_SYMBOL_GPL(register_kretprobe);
+EXPORT_SYMBOL_GPL(register_kretprobes);
+EXPORT_SYMBOL_GPL(unregister_kretprobe);
+EXPORT_SYMBOL_GPL(unregister_kretprobes);
+EXPORT_SYMBOL_GPL(enable_kprobe);
+EXPORT_SYMBOL_GPL(disable_kprobe);

@@ -53,6 +53,7 @@ struct kprobe_blacklist_entry *rkp_blacklist_next(struct kprobe_blacklist_entry 
 void rkp_blacklist_remove(struct kprobe_blacklist_entry *ent);
 void rkp_rcu_read_lock(void);
 void rkp_rcu_read_unlock(void);
+unsigned int rkp_num_possible_cpus(void);
 
 #ifdef __ARCH_WANT_KPROBES_INSN_SLOT
 void rkp_free_insn_page(void *page);

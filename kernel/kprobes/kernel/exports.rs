@@ -8,16 +8,20 @@
 //! `.kprobes.text`, so they and the logic inlined into them are unprobeable, as C's
 //! `NOKPROBE_SYMBOL`s are; they neither allocate nor lock. A NULL probe pointer, which C would
 //! dereference, is refused with -EINVAL or ignored. `EXPORT_SYMBOL_GPL` for the ten module-facing
-//! functions must be emitted from C (kprobes_helpers.c) once this is wired. Not yet bridged:
-//! kretprobes, instruction-slot caches, kprobes-on-ftrace, debugfs, sysctl, notifiers, init.
+//! functions is emitted from C (kprobes_helpers.c). Not yet bridged: the objpool kretprobe path
+//! (arm64), instruction-slot caches, kprobes-on-ftrace, debugfs, sysctl, notifiers, init.
 
 use core::ffi::c_int;
 use core::ptr::NonNull;
 
 use kernel::bindings;
 
+#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+use super::kretprobe::Krp;
 use super::platform::{Kp, KERNEL};
 use crate::errno::{to_c_ret, Errno, Result};
+#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+use crate::kretprobe;
 use crate::{blacklist, optimizer, register, table};
 
 fn kp(p: *mut bindings::kprobe) -> Option<Kp> {
@@ -95,9 +99,85 @@ pub unsafe extern "C" fn kprobes_inc_nmissed_count(p: *mut bindings::kprobe) {
     }
 }
 
-/// The address of `pre_handler_kretprobe`, once kretprobes are bridged.
+/// The address of `pre_handler_kretprobe` (how `report_probe` tells `r` from `k`).
+#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+pub fn pre_handler_kretprobe_addr() -> Option<usize> {
+    Some(super::kretprobe::pre_handler_kretprobe as *const () as usize)
+}
+
+/// Without kretprobes no probe is one.
+#[cfg(not(CONFIG_KRETPROBE_ON_RETHOOK))]
 pub fn pre_handler_kretprobe_addr() -> Option<usize> {
     None
+}
+
+#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+fn krp(rp: *mut bindings::kretprobe) -> Option<Krp> {
+    // SAFETY: the kprobes API contract: a kretprobe passed in stays valid for the call.
+    NonNull::new(rp).map(|rp| unsafe { Krp::from_raw(rp) })
+}
+
+#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+/// `register_kretprobe()`.
+#[no_mangle]
+pub extern "C" fn register_kretprobe(rp: *mut bindings::kretprobe) -> c_int {
+    ret(krp(rp)
+        .ok_or(Errno::EINVAL)
+        .and_then(|rp| kretprobe::register_kretprobe(&KERNEL, rp)))
+}
+
+#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+/// `unregister_kretprobe()`.
+#[no_mangle]
+pub extern "C" fn unregister_kretprobe(rp: *mut bindings::kretprobe) {
+    if let Some(rp) = krp(rp) {
+        kretprobe::unregister_kretprobe(&KERNEL, rp);
+    }
+}
+
+#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+/// Turns a C array of kretprobe pointers into handles (`Krp` is transparent).
+///
+/// # Safety
+///
+/// `rps` points to `num` valid, non-NULL kretprobe pointers.
+unsafe fn kretprobes<'a>(rps: *mut *mut bindings::kretprobe, num: c_int) -> Option<&'a [Krp]> {
+    let n = usize::try_from(num).ok().filter(|&n| n > 0)?;
+    let rps = NonNull::new(rps)?;
+    // SAFETY: `Krp` is `repr(transparent)` over a non-NULL pointer; caller contract.
+    Some(unsafe { core::slice::from_raw_parts(rps.as_ptr().cast::<Krp>(), n) })
+}
+
+#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+/// `register_kretprobes()`.
+///
+/// # Safety
+///
+/// `rps` points to `num` valid kretprobe pointers.
+#[no_mangle]
+pub unsafe extern "C" fn register_kretprobes(
+    rps: *mut *mut bindings::kretprobe,
+    num: c_int,
+) -> c_int {
+    // SAFETY: forwarded caller contract.
+    match unsafe { kretprobes(rps, num) } {
+        Some(rs) => ret(kretprobe::register_kretprobes(&KERNEL, rs)),
+        None => Errno::EINVAL.to_neg(),
+    }
+}
+
+#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+/// `unregister_kretprobes()`.
+///
+/// # Safety
+///
+/// `rps` points to `num` valid kretprobe pointers.
+#[no_mangle]
+pub unsafe extern "C" fn unregister_kretprobes(rps: *mut *mut bindings::kretprobe, num: c_int) {
+    // SAFETY: forwarded caller contract.
+    if let Some(rs) = unsafe { kretprobes(rps, num) } {
+        kretprobe::unregister_kretprobes(&KERNEL, rs);
+    }
 }
 
 /// `register_kprobe()`.
@@ -253,3 +333,27 @@ pub unsafe extern "C" fn optprobe_queued_unopt(op: *mut bindings::optimized_kpro
     // `kp` is the first member of `struct optimized_kprobe`.
     kp(op.cast()).is_some_and(|ap| optimizer::optprobe_queued_unopt(&KERNEL, ap))
 }
+
+/// `register_kretprobe()` without `CONFIG_KRETPROBES`.
+#[cfg(not(CONFIG_KRETPROBES))]
+#[no_mangle]
+pub extern "C" fn register_kretprobe(_rp: *mut bindings::kretprobe) -> c_int {
+    Errno::EOPNOTSUPP.to_neg()
+}
+
+/// `register_kretprobes()` without `CONFIG_KRETPROBES`.
+#[cfg(not(CONFIG_KRETPROBES))]
+#[no_mangle]
+pub extern "C" fn register_kretprobes(_rps: *mut *mut bindings::kretprobe, _num: c_int) -> c_int {
+    Errno::EOPNOTSUPP.to_neg()
+}
+
+/// `unregister_kretprobe()` without `CONFIG_KRETPROBES`: nothing to do.
+#[cfg(not(CONFIG_KRETPROBES))]
+#[no_mangle]
+pub extern "C" fn unregister_kretprobe(_rp: *mut bindings::kretprobe) {}
+
+/// `unregister_kretprobes()` without `CONFIG_KRETPROBES`: nothing to do.
+#[cfg(not(CONFIG_KRETPROBES))]
+#[no_mangle]
+pub extern "C" fn unregister_kretprobes(_rps: *mut *mut bindings::kretprobe, _num: c_int) {}

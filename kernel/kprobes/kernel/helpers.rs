@@ -52,6 +52,9 @@ extern "C" {
     pub(super) fn rkp_blacklist_remove(ent: *mut kprobe_blacklist_entry);
     pub(super) fn rkp_rcu_read_lock();
     pub(super) fn rkp_rcu_read_unlock();
+    pub(super) fn rkp_num_possible_cpus() -> u32;
+    pub(super) fn rkp_set_current_kprobe(p: *mut kprobe);
+    pub(super) fn rkp_set_kprobe_status(status: usize);
 }
 
 #[cfg(CONFIG_OPTPROBES)]
