@@ -29,6 +29,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/notifier.h>
+#include <linux/perf_event.h>
 #include <linux/preempt.h>
 #include <linux/rculist.h>
 #include <linux/slab.h>
@@ -582,3 +583,133 @@ EXPORT_SYMBOL_GPL(unregister_kretprobe);
 EXPORT_SYMBOL_GPL(unregister_kretprobes);
 EXPORT_SYMBOL_GPL(enable_kprobe);
 EXPORT_SYMBOL_GPL(disable_kprobe);
+
+/* ---- instruction-slot caches (INSN_SLOT); the allocator itself is Rust ---- */
+
+#ifdef __ARCH_WANT_KPROBES_INSN_SLOT
+struct kprobe_insn_cache kprobe_insn_slots = {
+	.mutex = __MUTEX_INITIALIZER(kprobe_insn_slots.mutex),
+	.alloc = alloc_insn_page,
+	.free = rkp_free_insn_page,
+	.sym = KPROBE_INSN_PAGE_SYM,
+	.pages = LIST_HEAD_INIT(kprobe_insn_slots.pages),
+	.insn_size = MAX_INSN_SIZE,
+	.nr_garbage = 0,
+};
+
+#ifdef CONFIG_OPTPROBES
+struct kprobe_insn_cache kprobe_optinsn_slots = {
+	.mutex = __MUTEX_INITIALIZER(kprobe_optinsn_slots.mutex),
+	.alloc = alloc_optinsn_page,
+	.free = free_optinsn_page,
+	.sym = KPROBE_OPTINSN_PAGE_SYM,
+	.pages = LIST_HEAD_INIT(kprobe_optinsn_slots.pages),
+	/* .insn_size is set from MAX_OPTINSN_SIZE at init */
+	.nr_garbage = 0,
+};
+#endif
+
+/* The page descriptor of a cache; private to the core, as in kernel/kprobes.c. */
+struct rkp_insn_page {
+	struct list_head list;
+	kprobe_opcode_t *insns;
+	struct kprobe_insn_cache *cache;
+	int nused;
+	int ngarbage;
+	char slot_used[];
+};
+
+void rkp_cache_lock(struct kprobe_insn_cache *c)
+{
+	mutex_lock(&c->mutex);
+}
+
+void rkp_cache_unlock(struct kprobe_insn_cache *c)
+{
+	mutex_unlock(&c->mutex);
+}
+
+size_t rkp_slots_per_page(struct kprobe_insn_cache *c)
+{
+	return PAGE_SIZE / (c->insn_size * sizeof(kprobe_opcode_t));
+}
+
+struct rkp_insn_page *rkp_insn_page_alloc(struct kprobe_insn_cache *c)
+{
+	size_t n = rkp_slots_per_page(c);
+	struct rkp_insn_page *kip = kmalloc(struct_size(kip, slot_used, n), GFP_KERNEL);
+
+	if (!kip)
+		return NULL;
+	kip->insns = c->alloc();
+	if (!kip->insns) {
+		kfree(kip);
+		return NULL;
+	}
+	INIT_LIST_HEAD(&kip->list);
+	memset(kip->slot_used, 0, n);
+	kip->nused = 0;
+	kip->ngarbage = 0;
+	kip->cache = c;
+	return kip;
+}
+
+void rkp_insn_page_add(struct kprobe_insn_cache *c, struct rkp_insn_page *kip)
+{
+	list_add_rcu(&kip->list, &c->pages);
+	perf_event_ksymbol(PERF_RECORD_KSYMBOL_TYPE_OOL, (unsigned long)kip->insns,
+			   PAGE_SIZE, false, c->sym);
+}
+
+void rkp_insn_page_remove(struct rkp_insn_page *kip)
+{
+	perf_event_ksymbol(PERF_RECORD_KSYMBOL_TYPE_OOL, (unsigned long)kip->insns,
+			   PAGE_SIZE, true, kip->cache->sym);
+	list_del_rcu(&kip->list);
+}
+
+void rkp_insn_page_free(struct rkp_insn_page *kip)
+{
+	kip->cache->free(kip->insns);
+	kfree(kip);
+}
+
+bool rkp_insn_page_is_only(struct rkp_insn_page *kip)
+{
+	return list_is_singular(&kip->list);
+}
+
+/* First page, or the one after kip; NULL at the end (RCU reader or c->mutex). */
+struct rkp_insn_page *rkp_insn_page_next(struct kprobe_insn_cache *c,
+					 struct rkp_insn_page *kip)
+{
+	struct list_head *next = rcu_dereference_raw(list_next_rcu(kip ? &kip->list : &c->pages));
+
+	return next == &c->pages ? NULL : list_entry(next, struct rkp_insn_page, list);
+}
+
+unsigned long rkp_insn_page_insns(struct rkp_insn_page *kip)
+{
+	return (unsigned long)kip->insns;
+}
+
+int rkp_insn_page_slot(struct rkp_insn_page *kip, size_t i)
+{
+	return kip->slot_used[i];
+}
+
+void rkp_insn_page_set_slot(struct rkp_insn_page *kip, size_t i, int state)
+{
+	kip->slot_used[i] = state;
+}
+
+int *rkp_insn_page_nused(struct rkp_insn_page *kip)
+{
+	return &kip->nused;
+}
+
+int *rkp_insn_page_ngarbage(struct rkp_insn_page *kip)
+{
+	return &kip->ngarbage;
+}
+#endif /* __ARCH_WANT_KPROBES_INSN_SLOT */

@@ -56,8 +56,24 @@ void rkp_rcu_read_unlock(void);
 unsigned int rkp_num_possible_cpus(void);
 
 #ifdef __ARCH_WANT_KPROBES_INSN_SLOT
+struct rkp_insn_page;
 void rkp_free_insn_page(void *page);
 size_t rkp_max_insn_size(void);
+void rkp_cache_lock(struct kprobe_insn_cache *c);
+void rkp_cache_unlock(struct kprobe_insn_cache *c);
+size_t rkp_slots_per_page(struct kprobe_insn_cache *c);
+struct rkp_insn_page *rkp_insn_page_alloc(struct kprobe_insn_cache *c);
+void rkp_insn_page_add(struct kprobe_insn_cache *c, struct rkp_insn_page *kip);
+void rkp_insn_page_remove(struct rkp_insn_page *kip);
+void rkp_insn_page_free(struct rkp_insn_page *kip);
+bool rkp_insn_page_is_only(struct rkp_insn_page *kip);
+struct rkp_insn_page *rkp_insn_page_next(struct kprobe_insn_cache *c,
+					 struct rkp_insn_page *kip);
+unsigned long rkp_insn_page_insns(struct rkp_insn_page *kip);
+int rkp_insn_page_slot(struct rkp_insn_page *kip, size_t i);
+void rkp_insn_page_set_slot(struct rkp_insn_page *kip, size_t i, int state);
+int *rkp_insn_page_nused(struct rkp_insn_page *kip);
+int *rkp_insn_page_ngarbage(struct rkp_insn_page *kip);
 #endif
 
 #ifdef CONFIG_OPTPROBES

@@ -9,7 +9,7 @@
 //! `NOKPROBE_SYMBOL`s are; they neither allocate nor lock. A NULL probe pointer, which C would
 //! dereference, is refused with -EINVAL or ignored. `EXPORT_SYMBOL_GPL` for the ten module-facing
 //! functions is emitted from C (kprobes_helpers.c). Not yet bridged: the objpool kretprobe path
-//! (arm64), instruction-slot caches, kprobes-on-ftrace, debugfs, sysctl, notifiers, init.
+//! (arm64), kprobes-on-ftrace, debugfs, sysctl, notifiers, init (see `GLUE.md`).
 
 use core::ffi::c_int;
 use core::ptr::NonNull;
