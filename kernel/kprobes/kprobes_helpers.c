@@ -17,6 +17,8 @@
  * wraps. Wrappers used on the probe-hit path are __kprobes.
  */
 
+#define pr_fmt(fmt) "kprobes: " fmt
+
 #include <linux/cpu.h>
 #include <linux/execmem.h>
 #include <linux/ftrace.h>
@@ -545,6 +547,11 @@ void rkp_rcu_read_unlock(void)
 	rcu_read_unlock();
 }
 
+void rkp_synchronize_rcu_tasks(void)
+{
+	synchronize_rcu_tasks();
+}
+
 unsigned int rkp_num_possible_cpus(void)
 {
 	return num_possible_cpus();
@@ -713,3 +720,141 @@ int *rkp_insn_page_ngarbage(struct rkp_insn_page *kip)
 	return &kip->ngarbage;
 }
 #endif /* __ARCH_WANT_KPROBES_INSN_SLOT */
+
+/* ---- init and notifiers: C registers, the Rust core decides ---- */
+
+unsigned long rkp_dereference_symbol_descriptor(unsigned long addr)
+{
+	return (unsigned long)dereference_symbol_descriptor((void *)addr);
+}
+
+static struct notifier_block kprobe_exceptions_nb = {
+	.notifier_call = kprobe_exceptions_notify,
+	.priority = 0x7fffffff /* notified first */
+};
+
+#ifdef CONFIG_MODULES
+static int kprobes_module_callback(struct notifier_block *nb,
+				   unsigned long val, void *data)
+{
+	struct module *mod = data;
+	int event;
+
+	switch (val) {
+	case MODULE_STATE_COMING:
+		event = 0;
+		break;
+	case MODULE_STATE_LIVE:
+		event = 1;
+		break;
+	case MODULE_STATE_GOING:
+		event = 2;
+		break;
+	default:
+		return NOTIFY_DONE;
+	}
+	rkp_kprobes_module_event(mod, event, mod->kprobe_blacklist,
+				 mod->num_kprobe_blacklist,
+				 (unsigned long)mod->kprobes_text_start,
+				 mod->kprobes_text_size,
+				 (unsigned long)mod->noinstr_text_start,
+				 mod->noinstr_text_size);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block kprobe_module_nb = {
+	.notifier_call = kprobes_module_callback,
+	.priority = 0
+};
+#endif
+
+static int __init init_kprobes(void)
+{
+	int blacklist_err = 0;
+	int i, err;
+
+	err = rkp_init_kprobes(__start_kprobe_blacklist, __stop_kprobe_blacklist,
+			       &blacklist_err);
+	if (blacklist_err)
+		pr_err("Failed to populate blacklist (error %d), kprobes not restricted, be careful using them!\n",
+		       blacklist_err);
+
+	for (i = 0; rkp_kretprobe_blackpoint(i); i++) {
+		struct kretprobe_blackpoint *bp = rkp_kretprobe_blackpoint(i);
+
+		bp->addr = kprobe_lookup_name(bp->name, 0);
+		if (!bp->addr)
+			pr_err("Failed to lookup symbol '%s' for kretprobe blacklist. Maybe the target function is removed or renamed.\n",
+			       bp->name);
+	}
+
+#if defined(CONFIG_OPTPROBES) && defined(__ARCH_WANT_KPROBES_INSN_SLOT)
+	kprobe_optinsn_slots.insn_size = MAX_OPTINSN_SIZE;
+#endif
+	if (!err)
+		err = register_die_notifier(&kprobe_exceptions_nb);
+#ifdef CONFIG_MODULES
+	if (!err)
+		err = register_module_notifier(&kprobe_module_nb);
+#endif
+	return err;
+}
+early_initcall(init_kprobes);
+
+#ifdef CONFIG_OPTPROBES
+static int __init init_optprobes(void)
+{
+	/* After early boot: the optimizer needs synchronize_rcu_tasks() and ksoftirqd. */
+	rkp_optimize_all_kprobes();
+	return 0;
+}
+subsys_initcall(init_optprobes);
+#endif
+
+/* ---- kprobes on ftrace: the two ftrace_ops and the kill switch ---- */
+
+#ifdef CONFIG_KPROBES_ON_FTRACE
+static struct ftrace_ops kprobe_ftrace_ops __read_mostly = {
+	.func = kprobe_ftrace_handler,
+	.flags = FTRACE_OPS_FL_SAVE_REGS,
+};
+
+static struct ftrace_ops kprobe_ipmodify_ops __read_mostly = {
+	.func = kprobe_ftrace_handler,
+	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY,
+};
+
+/* Read directly by the arch ftrace handlers. */
+bool kprobe_ftrace_disabled;
+
+void kprobe_ftrace_kill(void)
+{
+	kprobe_ftrace_disabled = true;
+}
+
+bool rkp_kprobe_ftrace_disabled(void)
+{
+	return READ_ONCE(kprobe_ftrace_disabled);
+}
+
+/* ops: 0 for kprobe_ftrace_ops, 1 for kprobe_ipmodify_ops. */
+static struct ftrace_ops *rkp_ftrace_ops(int ops)
+{
+	return ops ? &kprobe_ipmodify_ops : &kprobe_ftrace_ops;
+}
+
+int rkp_ftrace_set_filter_ip(int ops, unsigned long addr, bool remove)
+{
+	return ftrace_set_filter_ip(rkp_ftrace_ops(ops), addr, remove, 0);
+}
+
+int rkp_register_ftrace_function(int ops)
+{
+	return register_ftrace_function(rkp_ftrace_ops(ops));
+}
+
+int rkp_unregister_ftrace_function(int ops)
+{
+	return unregister_ftrace_function(rkp_ftrace_ops(ops));
+}
+#endif /* CONFIG_KPROBES_ON_FTRACE */

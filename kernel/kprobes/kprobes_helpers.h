@@ -54,6 +54,16 @@ void rkp_blacklist_remove(struct kprobe_blacklist_entry *ent);
 void rkp_rcu_read_lock(void);
 void rkp_rcu_read_unlock(void);
 unsigned int rkp_num_possible_cpus(void);
+void rkp_synchronize_rcu_tasks(void);
+unsigned long rkp_dereference_symbol_descriptor(unsigned long addr);
+
+/* Defined in Rust (kernel/kprobes/kernel/). */
+int rkp_init_kprobes(unsigned long *start, unsigned long *end, int *blacklist_err);
+void rkp_kprobes_module_event(struct module *mod, int event, unsigned long *blacklist,
+			      unsigned int nblacklist, unsigned long kprobes_text,
+			      unsigned long kprobes_text_size, unsigned long noinstr_text,
+			      unsigned long noinstr_text_size);
+void rkp_optimize_all_kprobes(void);
 
 #ifdef __ARCH_WANT_KPROBES_INSN_SLOT
 struct rkp_insn_page;
@@ -97,6 +107,13 @@ bool rkp_arch_within_optimized_kprobe(struct kprobe *ap, unsigned long addr);
 void rkp_kick_kprobe_optimizer(void);
 void rkp_flush_kprobe_optimizer(void);
 void rkp_kprobe_optimizer(void);
+#endif
+
+#ifdef CONFIG_KPROBES_ON_FTRACE
+bool rkp_kprobe_ftrace_disabled(void);
+int rkp_ftrace_set_filter_ip(int ops, unsigned long addr, bool remove);
+int rkp_register_ftrace_function(int ops);
+int rkp_unregister_ftrace_function(int ops);
 #endif
 
 #endif /* _KERNEL_KPROBES_HELPERS_H */

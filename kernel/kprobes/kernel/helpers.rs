@@ -5,10 +5,14 @@
 //! Constraints: these are function declarations only; every struct comes from
 //! `kernel::bindings`. Names are `rkp_` plus the C primitive they wrap.
 
+use core::ffi::c_void;
+
 use kernel::bindings::{
-    hlist_head, kprobe, kprobe_blacklist_entry, kprobe_opcode_t, kretprobe_blackpoint, module,
+    hlist_head, kprobe, kprobe_blacklist_entry, kprobe_opcode_t, kretprobe_blackpoint,
 };
 
+// `struct module` is passed as `void *`: in some configs it embeds empty lock structs that trip
+// `improper_ctypes`, and C only needs the address.
 extern "C" {
     pub(super) fn rkp_hlist_add_head_rcu(p: *mut kprobe, head: *mut hlist_head);
     pub(super) fn rkp_hlist_del_rcu(p: *mut kprobe);
@@ -36,12 +40,12 @@ extern "C" {
     pub(super) fn rkp_jump_label_lock();
     pub(super) fn rkp_jump_label_unlock();
     pub(super) fn rkp_jump_label_text_reserved(addr: *mut core::ffi::c_void) -> bool;
-    pub(super) fn rkp_module_text_address(addr: usize) -> *mut module;
-    pub(super) fn rkp_try_module_get(m: *mut module) -> bool;
-    pub(super) fn rkp_module_put(m: *mut module);
-    pub(super) fn rkp_within_module_init(addr: usize, m: *mut module) -> bool;
-    pub(super) fn rkp_within_module_core(addr: usize, m: *mut module) -> bool;
-    pub(super) fn rkp_module_is_coming(m: *mut module) -> bool;
+    pub(super) fn rkp_module_text_address(addr: usize) -> *mut c_void;
+    pub(super) fn rkp_try_module_get(m: *mut c_void) -> bool;
+    pub(super) fn rkp_module_put(m: *mut c_void);
+    pub(super) fn rkp_within_module_init(addr: usize, m: *mut c_void) -> bool;
+    pub(super) fn rkp_within_module_core(addr: usize, m: *mut c_void) -> bool;
+    pub(super) fn rkp_module_is_coming(m: *mut c_void) -> bool;
     pub(super) fn rkp_ftrace_location(addr: usize) -> usize;
     pub(super) fn rkp_alloc_aggr_kprobe(addr: *mut kprobe_opcode_t) -> *mut kprobe;
     pub(super) fn rkp_free_aggr_kprobe(ap: *mut kprobe);
@@ -53,6 +57,7 @@ extern "C" {
     pub(super) fn rkp_rcu_read_lock();
     pub(super) fn rkp_rcu_read_unlock();
     pub(super) fn rkp_num_possible_cpus() -> u32;
+    pub(super) fn rkp_synchronize_rcu_tasks();
     pub(super) fn rkp_set_current_kprobe(p: *mut kprobe);
     pub(super) fn rkp_set_kprobe_status(status: usize);
 }
@@ -76,4 +81,12 @@ extern "C" {
     pub(super) fn rkp_arch_within_optimized_kprobe(ap: *mut kprobe, addr: usize) -> bool;
     pub(super) fn rkp_kick_kprobe_optimizer();
     pub(super) fn rkp_flush_kprobe_optimizer();
+}
+
+#[cfg(CONFIG_KPROBES_ON_FTRACE)]
+extern "C" {
+    pub(super) fn rkp_kprobe_ftrace_disabled() -> bool;
+    pub(super) fn rkp_ftrace_set_filter_ip(ops: i32, addr: usize, remove: bool) -> i32;
+    pub(super) fn rkp_register_ftrace_function(ops: i32) -> i32;
+    pub(super) fn rkp_unregister_ftrace_function(ops: i32) -> i32;
 }

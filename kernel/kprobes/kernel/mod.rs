@@ -12,6 +12,7 @@
 
 pub mod exports;
 mod helpers;
+pub mod init;
 pub mod insn_slot;
 #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
 pub mod kretprobe;

@@ -23,7 +23,7 @@ use kernel::bindings;
 use super::helpers::*;
 use crate::arch::Arch;
 use crate::blacklist::BlacklistStore;
-use crate::errno::{from_c_ret, Errno, Result};
+use crate::errno::{from_c_ret, Result};
 use crate::store::{KprobeState, OptQueue, ProbeStore};
 use crate::text::{FtraceOps, KernelText, Ksym, KSYM_NAME_LEN};
 
@@ -115,6 +115,14 @@ pub struct Kernel;
 /// The one instance.
 pub static KERNEL: Kernel = Kernel;
 
+#[cfg(CONFIG_KPROBES_ON_FTRACE)]
+fn ftrace_ops_id(ops: FtraceOps) -> i32 {
+    match ops {
+        FtraceOps::Plain => 0,
+        FtraceOps::Ipmodify => 1,
+    }
+}
+
 fn queue_id(q: OptQueue) -> i32 {
     match q {
         OptQueue::Optimizing => 0,
@@ -154,8 +162,8 @@ impl ProbeStore for Kernel {
         unsafe { bindings::synchronize_rcu() };
     }
     fn synchronize_rcu_tasks(&self) {
-        // SAFETY: as above (the optimizer work).
-        unsafe { bindings::synchronize_rcu_tasks() };
+        // SAFETY: as above (the optimizer work); a macro in some configs, hence the wrapper.
+        unsafe { rkp_synchronize_rcu_tasks() };
     }
     fn kick_kprobe_optimizer(&self) {
         #[cfg(CONFIG_OPTPROBES)]
@@ -431,8 +439,24 @@ impl ProbeStore for Kernel {
 }
 
 /// Handle to a `struct module`.
+///
+/// # Invariants
+///
+/// The module is pinned (a reference held, or its notifier running) while the handle is used.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Module(NonNull<bindings::module>);
+
+impl Module {
+    /// Wraps a module pointer.
+    ///
+    /// # Safety
+    ///
+    /// The module must stay alive while the handle is used.
+    pub unsafe fn from_raw(m: NonNull<bindings::module>) -> Self {
+        // INVARIANT: guaranteed by the caller.
+        Module(m)
+    }
+}
 
 impl KernelText for Kernel {
     type Module = Module;
@@ -497,7 +521,7 @@ impl KernelText for Kernel {
     }
     fn module_text_address(&self, addr: usize) -> Option<Module> {
         // SAFETY: called with preemption disabled (check_kprobe_address_safe).
-        NonNull::new(unsafe { rkp_module_text_address(addr) }).map(Module)
+        NonNull::new(unsafe { rkp_module_text_address(addr) }.cast()).map(Module)
     }
     fn in_gate_area_no_mm(&self, addr: usize) -> bool {
         // SAFETY: pure address query.
@@ -546,38 +570,61 @@ impl KernelText for Kernel {
     }
     fn try_module_get(&self, m: Module) -> bool {
         // SAFETY: `m` came from `module_text_address` under preemption disabled.
-        unsafe { rkp_try_module_get(m.0.as_ptr()) }
+        unsafe { rkp_try_module_get(m.0.as_ptr().cast()) }
     }
     fn module_put(&self, m: Module) {
         // SAFETY: balances a successful `try_module_get`.
-        unsafe { rkp_module_put(m.0.as_ptr()) };
+        unsafe { rkp_module_put(m.0.as_ptr().cast()) };
     }
     fn within_module_init(&self, addr: usize, m: Module) -> bool {
         // SAFETY: `m` is pinned (reference held, or the module notifier is running).
-        unsafe { rkp_within_module_init(addr, m.0.as_ptr()) }
+        unsafe { rkp_within_module_init(addr, m.0.as_ptr().cast()) }
     }
     fn within_module_core(&self, addr: usize, m: Module) -> bool {
         // SAFETY: as above.
-        unsafe { rkp_within_module_core(addr, m.0.as_ptr()) }
+        unsafe { rkp_within_module_core(addr, m.0.as_ptr().cast()) }
     }
     fn module_is_coming(&self, m: Module) -> bool {
         // SAFETY: as above.
-        unsafe { rkp_module_is_coming(m.0.as_ptr()) }
+        unsafe { rkp_module_is_coming(m.0.as_ptr().cast()) }
     }
     fn ftrace_location(&self, addr: usize) -> usize {
         // SAFETY: pure address query.
         unsafe { rkp_ftrace_location(addr) }
     }
+    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
+    fn ftrace_set_filter_ip(&self, ops: FtraceOps, addr: usize, remove: bool) -> Result {
+        // SAFETY: kprobe_mutex held; one of the two static ftrace_ops.
+        from_c_ret(unsafe { rkp_ftrace_set_filter_ip(ftrace_ops_id(ops), addr, remove) })
+    }
+    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
+    fn register_ftrace_function(&self, ops: FtraceOps) -> Result {
+        // SAFETY: as above.
+        from_c_ret(unsafe { rkp_register_ftrace_function(ftrace_ops_id(ops)) })
+    }
+    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
+    fn unregister_ftrace_function(&self, ops: FtraceOps) -> Result {
+        // SAFETY: as above.
+        from_c_ret(unsafe { rkp_unregister_ftrace_function(ftrace_ops_id(ops)) })
+    }
+    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
+    fn kprobe_ftrace_disabled(&self) -> bool {
+        // SAFETY: READ_ONCE of a bool.
+        unsafe { rkp_kprobe_ftrace_disabled() }
+    }
+    #[cfg(not(CONFIG_KPROBES_ON_FTRACE))]
     fn ftrace_set_filter_ip(&self, _ops: FtraceOps, _addr: usize, _remove: bool) -> Result {
-        // KPROBES_ON_FTRACE arming is not bridged yet (no ftrace_ops statics in C): refuse.
-        Err(Errno::ENODEV)
+        Err(crate::errno::Errno::ENODEV)
     }
+    #[cfg(not(CONFIG_KPROBES_ON_FTRACE))]
     fn register_ftrace_function(&self, _ops: FtraceOps) -> Result {
-        Err(Errno::ENODEV)
+        Err(crate::errno::Errno::ENODEV)
     }
+    #[cfg(not(CONFIG_KPROBES_ON_FTRACE))]
     fn unregister_ftrace_function(&self, _ops: FtraceOps) -> Result {
-        Err(Errno::ENODEV)
+        Err(crate::errno::Errno::ENODEV)
     }
+    #[cfg(not(CONFIG_KPROBES_ON_FTRACE))]
     fn kprobe_ftrace_disabled(&self) -> bool {
         false
     }
@@ -630,7 +677,7 @@ impl BlacklistStore for Kernel {
 
 impl Arch for Kernel {
     const OPTPROBES: bool = cfg!(CONFIG_OPTPROBES);
-    const KPROBES_ON_FTRACE: bool = false;
+    const KPROBES_ON_FTRACE: bool = cfg!(CONFIG_KPROBES_ON_FTRACE);
     const OPCODE_SIZE: usize = core::mem::size_of::<bindings::kprobe_opcode_t>();
     #[cfg(CONFIG_OPTPROBES)]
     const MAX_OPTIMIZED_LENGTH: usize = bindings::MAX_OPTIMIZED_LENGTH as usize;
@@ -678,7 +725,7 @@ impl Arch for Kernel {
     }
     #[cfg(not(CONFIG_OPTPROBES))]
     fn check_optimized_kprobe(&self, _ap: Kp) -> Result {
-        Err(Errno::EINVAL)
+        Err(crate::errno::Errno::EINVAL)
     }
     #[cfg(CONFIG_OPTPROBES)]
     fn prepare_optimized_kprobe(&self, ap: Kp, orig: Kp) {
@@ -725,6 +772,11 @@ impl Arch for Kernel {
         false
     }
 
+    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
+    fn prepare_kprobe_ftrace(&self, p: Kp) -> Result {
+        // SAFETY: `p` live; text locks held.
+        from_c_ret(unsafe { bindings::arch_prepare_kprobe_ftrace(p.as_ptr()) })
+    }
     fn flush_insn_slot(&self, p: Kp) {
         // SAFETY: `p` live.
         unsafe { rkp_flush_insn_slot(p.as_ptr()) };
