@@ -20,6 +20,7 @@
 #define pr_fmt(fmt) "kprobes: " fmt
 
 #include <linux/cpu.h>
+#include <linux/debugfs.h>
 #include <linux/execmem.h>
 #include <linux/ftrace.h>
 #include <linux/hash.h>
@@ -31,10 +32,13 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/notifier.h>
+#include <linux/kstrtox.h>
 #include <linux/perf_event.h>
 #include <linux/preempt.h>
 #include <linux/rculist.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/sysctl.h>
 #include <linux/workqueue.h>
 #include <asm/sections.h>
 
@@ -858,3 +862,127 @@ int rkp_unregister_ftrace_function(int ops)
 	return unregister_ftrace_function(rkp_ftrace_ops(ops));
 }
 #endif /* CONFIG_KPROBES_ON_FTRACE */
+
+/* ---- dump_kprobe, debugfs and sysctl: files and messages here, bodies in Rust ---- */
+
+void dump_kprobe(struct kprobe *kp)
+{
+	char buf[KSYM_SYMBOL_LEN + 128];
+
+	rkp_dump_kprobe(kp, buf, sizeof(buf));
+	pr_err("%s", buf);
+}
+NOKPROBE_SYMBOL(dump_kprobe);
+
+#ifdef CONFIG_DEBUG_FS
+static int kprobes_list_show(struct seq_file *m, void *v)
+{
+	preempt_disable();
+	rkp_show_kprobes(m, kallsyms_show_value(m->file->f_cred));
+	preempt_enable();
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kprobes_list);
+
+static int kprobes_blacklist_show(struct seq_file *m, void *v)
+{
+	rkp_show_blacklist(m, kallsyms_show_value(m->file->f_cred));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kprobes_blacklist);
+
+static ssize_t read_enabled_file_bool(struct file *file, char __user *user_buf,
+				      size_t count, loff_t *ppos)
+{
+	char buf[3] = { rkp_kprobes_all_disarmed() ? '0' : '1', '\n', 0 };
+
+	return simple_read_from_buffer(user_buf, count, ppos, buf, 2);
+}
+
+static ssize_t write_enabled_file_bool(struct file *file, const char __user *user_buf,
+				       size_t count, loff_t *ppos)
+{
+	unsigned int errors, total;
+	bool enable;
+	int ret, err;
+
+	ret = kstrtobool_from_user(user_buf, count, &enable);
+	if (ret)
+		return ret;
+
+	if (rkp_set_all_kprobes(enable, &errors, &total, &err)) {
+		if (enable && errors)
+			pr_warn("Kprobes globally enabled, but failed to enable %d out of %d probes. Please check which kprobes are kept disabled via debugfs.\n",
+				errors, total);
+		else if (enable)
+			pr_info("Kprobes globally enabled\n");
+		else if (errors)
+			pr_warn("Kprobes globally disabled, but failed to disable %d out of %d probes. Please check which kprobes are kept enabled via debugfs.\n",
+				errors, total);
+		else
+			pr_info("Kprobes globally disabled\n");
+	}
+	if (err)
+		return err;
+	return count;
+}
+
+static const struct file_operations fops_kp = {
+	.read = read_enabled_file_bool,
+	.write = write_enabled_file_bool,
+	.llseek = default_llseek,
+};
+
+static int __init debugfs_kprobe_init(void)
+{
+	struct dentry *dir = debugfs_create_dir("kprobes", NULL);
+
+	debugfs_create_file("list", 0400, dir, NULL, &kprobes_list_fops);
+	debugfs_create_file("enabled", 0600, dir, NULL, &fops_kp);
+	debugfs_create_file("blacklist", 0400, dir, NULL, &kprobes_blacklist_fops);
+	return 0;
+}
+late_initcall(debugfs_kprobe_init);
+#endif /* CONFIG_DEBUG_FS */
+
+#if defined(CONFIG_OPTPROBES) && defined(CONFIG_SYSCTL)
+static DEFINE_MUTEX(kprobe_sysctl_mutex);
+static int sysctl_kprobes_optimization;
+
+static int proc_kprobes_optimization_handler(const struct ctl_table *table, int write,
+					     void *buffer, size_t *length, loff_t *ppos)
+{
+	int ret;
+
+	mutex_lock(&kprobe_sysctl_mutex);
+	sysctl_kprobes_optimization = rkp_kprobes_allow_optimization() ? 1 : 0;
+	ret = proc_dointvec_minmax(table, write, buffer, length, ppos);
+	if (rkp_kprobes_optimization_sysctl(sysctl_kprobes_optimization)) {
+		if (sysctl_kprobes_optimization)
+			pr_info("kprobe jump-optimization is enabled. All kprobes are optimized if possible.\n");
+		else
+			pr_info("kprobe jump-optimization is disabled. All kprobes are based on software breakpoint.\n");
+	}
+	mutex_unlock(&kprobe_sysctl_mutex);
+	return ret;
+}
+
+static struct ctl_table kprobe_sysctls[] = {
+	{
+		.procname	= "kprobes-optimization",
+		.data		= &sysctl_kprobes_optimization,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_kprobes_optimization_handler,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= SYSCTL_ONE,
+	},
+};
+
+static int __init kprobe_sysctls_init(void)
+{
+	register_sysctl_init("debug", kprobe_sysctls);
+	return 0;
+}
+early_initcall(kprobe_sysctls_init);
+#endif

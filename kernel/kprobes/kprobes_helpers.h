@@ -64,6 +64,14 @@ void rkp_kprobes_module_event(struct module *mod, int event, unsigned long *blac
 			      unsigned long kprobes_text_size, unsigned long noinstr_text,
 			      unsigned long noinstr_text_size);
 void rkp_optimize_all_kprobes(void);
+void rkp_dump_kprobe(struct kprobe *kp, char *buf, size_t len);
+struct seq_file;
+void rkp_show_kprobes(struct seq_file *m, bool show_value);
+void rkp_show_blacklist(struct seq_file *m, bool show_value);
+bool rkp_kprobes_all_disarmed(void);
+int rkp_set_all_kprobes(bool enable, unsigned int *errors, unsigned int *total, int *ret);
+bool rkp_kprobes_allow_optimization(void);
+bool rkp_kprobes_optimization_sysctl(bool value);
 
 #ifdef __ARCH_WANT_KPROBES_INSN_SLOT
 struct rkp_insn_page;

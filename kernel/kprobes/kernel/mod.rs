@@ -10,6 +10,7 @@
 //! logic never sees a raw pointer. Type-checked against a CONFIG_RUST=y build's `kernel` and
 //! `bindings` crates; not yet built or booted.
 
+pub mod debugfs;
 pub mod exports;
 mod helpers;
 pub mod init;
