@@ -290,7 +290,7 @@ void rkp_kprobe_mutex_unlock(void)
 	mutex_unlock(&kprobe_mutex);
 }
 
-struct hlist_head *rkp_kprobe_table_bucket(unsigned int i)
+struct hlist_head *__kprobes rkp_kprobe_table_bucket(unsigned int i)
 {
 	return &kprobe_table[i & ((1 << KPROBE_HASH_BITS) - 1)];
 }

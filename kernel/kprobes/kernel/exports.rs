@@ -24,6 +24,7 @@ use crate::errno::{to_c_ret, Errno, Result};
 use crate::kretprobe;
 use crate::{blacklist, optimizer, register, table};
 
+#[inline(always)]
 fn kp(p: *mut bindings::kprobe) -> Option<Kp> {
     // SAFETY: the kprobes API contract: a probe passed in stays valid for the call.
     NonNull::new(p).map(|p| unsafe { Kp::from_raw(p) })

@@ -43,6 +43,7 @@ impl Krp {
     }
 }
 
+#[inline(always)]
 fn rethook_of(rp: Krp) -> *mut bindings::rethook {
     // SAFETY: `rp` is live (type invariant).
     unsafe { ptr::read_volatile(addr_of!((*rp.as_ptr()).rh)) }
@@ -53,6 +54,7 @@ impl KretprobeStore for Kernel {
     type Instance = NonNull<bindings::rethook_node>;
     const KRETPROBES: bool = true;
 
+    #[inline(always)]
     fn kretprobe_kp(&self, rp: Krp) -> Kp {
         // SAFETY: `kp` is the first member of a live `struct kretprobe`, so non-NULL and live.
         unsafe { Kp::from_raw(NonNull::new_unchecked(addr_of_mut!((*rp.as_ptr()).kp))) }
@@ -73,6 +75,7 @@ impl KretprobeStore for Kernel {
         // SAFETY: `rp` live.
         unsafe { ptr::write_volatile(addr_of_mut!((*rp.as_ptr()).nmissed), 0) };
     }
+    #[inline(always)]
     fn inc_kretprobe_nmissed(&self, rp: Krp) {
         // SAFETY: `rp` live; a plain increment as C's `rp->nmissed++`.
         unsafe {
@@ -133,14 +136,17 @@ impl KretprobeStore for Kernel {
     }
     fn release_instance_pool(&self, _rp: Krp) {}
 
+    #[inline(always)]
     fn instance_try_get(&self, rp: Krp) -> Option<Self::Instance> {
         // SAFETY: `rh` is live while the probe is registered (we are its pre_handler).
         NonNull::new(unsafe { bindings::rethook_try_get(rethook_of(rp)) })
     }
+    #[inline(always)]
     fn has_entry_handler(&self, rp: Krp) -> bool {
         // SAFETY: `rp` live.
         unsafe { ptr::read_volatile(addr_of!((*rp.as_ptr()).entry_handler)).is_some() }
     }
+    #[inline(always)]
     fn call_entry_handler(&self, rp: Krp, ri: Self::Instance, regs: *mut bindings::pt_regs) -> i32 {
         // SAFETY: `node` is the first member of `struct kretprobe_instance`; the handler is
         // the owner's, called as C calls it.
@@ -151,10 +157,12 @@ impl KretprobeStore for Kernel {
             }
         }
     }
+    #[inline(always)]
     fn instance_recycle(&self, _rp: Krp, ri: Self::Instance) {
         // SAFETY: `ri` came from rethook_try_get() and was not hooked.
         unsafe { bindings::rethook_recycle(ri.as_ptr()) };
     }
+    #[inline(always)]
     fn instance_hook(
         &self,
         _rp: Krp,
