@@ -52,6 +52,30 @@ if grep -q 'pub struct kprobe {' rust/bindings/bindings_generated.rs 2>/dev/null
 	echo 'pub mod glue;' >> "$tmp/glue.rs"
 	check glue --extern kernel --extern ffi --crate-name rkprobes_glue_check "$tmp/glue.rs"
 	echo "kernel-flags check (glue): OK"
+
+	# Object with the kernel's codegen flags: the probe-hit entry points must sit in
+	# .kprobes.text (unprobeable) and contain no panic path.
+	RUSTC_BOOTSTRAP=1 "$rustc" --edition=2021 -Astable_features -Aunused_features \
+		-Cpanic=abort -Cembed-bitcode=n -Clto=n -Cforce-unwind-tables=n \
+		-Ccodegen-units=1 -Csymbol-mangling-version=v0 -Crelocation-model=static \
+		-Zfunction-sections=n --target=./scripts/target.json -Cno-redzone=y \
+		-Ccode-model=kernel -Copt-level=2 -Cdebug-assertions=n -Coverflow-checks=y \
+		@./include/generated/rustc_cfg --extern kernel --extern ffi \
+		--emit=obj="$tmp/glue.o" --crate-type rlib -L./rust \
+		--crate-name kprobes_rust "$tmp/glue.rs" --sysroot=/dev/null -Zunstable-options
+	hot=$(objdump -t "$tmp/glue.o" | awk '$4 == ".kprobes.text" && $3 == "F" {print $NF}')
+	for f in get_kprobe opt_pre_handler kprobes_inc_nmissed_count aggr_pre_handler \
+		 aggr_post_handler pre_handler_kretprobe kretprobe_rethook_handler; do
+		case "$hot" in
+		*"$f"*) ;;
+		*) echo "kernel-flags check: $f is not in .kprobes.text" >&2; exit 1 ;;
+		esac
+	done
+	if objdump -dr -j .kprobes.text "$tmp/glue.o" | grep -q 'panic\|slice_index_fail'; then
+		echo "kernel-flags check: a panic path in .kprobes.text" >&2
+		exit 1
+	fi
+	echo "kernel-flags check (hit path in .kprobes.text, no panics): OK"
 else
 	echo "kernel-flags check (glue): skipped, bindings lack struct kprobe"
 fi
