@@ -5,6 +5,12 @@
 //! The modules below are the very files the kernel compiles from `kernel/kprobes/` (pure,
 //! `no_std`, never naming the `kernel` crate); this crate only gives them a host crate root so
 //! `cargo test` can drive them against the simulated architecture and text memory in `tests/`.
+//!
+//! - `cargo test -p rkprobes-core`: unit and property tests (about half a minute in debug).
+//! - `RKPROBES_PROPTEST_CASES=20000 cargo test --release -p rkprobes-core --test props`: a soak.
+//! - `kernel-flags-check.sh <kernel build dir>`: the same files, and the kernel glue beside them,
+//!   type-checked with the kernel's rustc, core, bindings and lints, plus an object-level check
+//!   that the probe-hit entry points are unprobeable and panic-free.
 
 #![no_std]
 

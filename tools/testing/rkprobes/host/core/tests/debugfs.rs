@@ -224,3 +224,16 @@ fn dump_kprobe_message() {
          Dump kprobe:\n.symbol_name = (null), .offset = 0, .addr = 0xdead\n"
     );
 }
+
+#[test]
+fn hash_buckets_match_hash_64() {
+    // hash_64(addr, 6) = addr * GOLDEN_RATIO_64 >> 58, computed independently (Python).
+    for (addr, bucket) in [
+        (0xffff_ffff_8108_1234usize, 11),
+        (0x1000, 34),
+        (0xffff_ffff_c0a0_1000, 53),
+        (0, 0),
+    ] {
+        assert_eq!(hash_ptr(addr), bucket, "{addr:#x}");
+    }
+}
