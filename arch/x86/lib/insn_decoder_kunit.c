@@ -44,9 +44,11 @@
 #include <kunit/test.h>
 #include <linux/kernel.h>
 #include <linux/minmax.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/string.h>
 #include <asm/insn.h>
+#include <asm/text-patching.h>
 #include <asm/sections.h>
 
 #include "insn_decoder_rs.h"
@@ -261,6 +263,7 @@ static void rust_insn_kernel_text(struct kunit *test)
 {
 	const u64 start = (unsigned long)_stext, end = (unsigned long)_etext;
 	unsigned long insns = 0, undecodable = 0, xop = 0, mismatches = 0;
+	unsigned long int3 = 0, branches = 0, rip = 0;
 	u64 addr = start;
 
 	while (addr < end) {
@@ -286,9 +289,13 @@ static void rust_insn_kernel_text(struct kunit *test)
 			what = rust_insn_differs(&c, &r, addr);
 			if (!what) {
 				insns++;
+				int3 += c.length == 1 && buf[0] == INT3_INSN_OPCODE;
+				branches += r.branch != RUST_INSN_BRANCH_NONE;
+				rip += r.rip_relative;
 				addr += c.length;
+				/* Let RCU Tasks see a quiescent state too. */
 				if (!(insns % 4096))
-					cond_resched();
+					cond_resched_tasks_rcu_qs();
 				continue;
 			}
 		} else {
@@ -305,11 +312,16 @@ static void rust_insn_kernel_text(struct kunit *test)
 
 	kunit_info(test, "%lu instructions, %lu mismatches", insns, mismatches);
 	kunit_info(test,
+		   "of them %lu int3 (padding), %lu relative branches, %lu RIP-relative",
+		   int3, branches, rip);
+	kunit_info(test,
 		   "_stext.._etext: %llu bytes, %lu undecodable positions skipped, %lu XOP",
 		   end - start, undecodable, xop);
 	KUNIT_EXPECT_EQ(test, mismatches, 0);
-	/* A walk that decoded next to nothing would prove nothing. */
-	KUNIT_EXPECT_GT(test, insns, (end - start) / 16);
+	/* A walk that compared next to nothing would prove nothing. */
+	KUNIT_EXPECT_GT(test, insns - int3, (end - start) / 16);
+	KUNIT_EXPECT_GT(test, branches, 0);
+	KUNIT_EXPECT_GT(test, rip, 0);
 }
 
 /* Runs one line; returns what rust_insn_golden_check() returns. */

@@ -9,7 +9,8 @@
 //!
 //! The decoder's sources are the very files the host workspace tests; they are included here as
 //! `pub mod insn_decoder`, because 6.12's Kbuild cannot link one in-tree Rust crate into
-//! another. Three C entry points, one per question the suite asks:
+//! another. Three C entry points, declared for C in `insn_decoder_rs.h`, one per question the
+//! suite asks:
 //! - [`rust_insn_decode`] decodes one instruction and flattens the result into
 //!   [`RustInsn`], so the C side can compare it with upstream's `struct insn`;
 //! - [`rust_insn_golden`] hands out the golden vectors (`golden.txt`, embedded at build time);
