@@ -112,7 +112,10 @@ fn find_clean_slot<C: InsnCache>(c: &C) -> Option<usize> {
                 if c.slot(pg, i) == SlotState::Clean {
                     c.set_slot(pg, i, SlotState::Used);
                     c.set_nused(pg, c.nused(pg) + 1);
-                    found = Some(c.page_insns(pg).wrapping_add(i.wrapping_mul(c.slot_bytes())));
+                    found = Some(
+                        c.page_insns(pg)
+                            .wrapping_add(i.wrapping_mul(c.slot_bytes())),
+                    );
                     return ControlFlow::Break(());
                 }
             }

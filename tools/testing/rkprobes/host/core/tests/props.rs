@@ -15,6 +15,7 @@ mod sim;
 
 use proptest::prelude::*;
 use rkprobes_core::errno::Errno;
+use rkprobes_core::kretprobe::{register_kretprobe, unregister_kretprobe};
 use rkprobes_core::register::{
     arm_all_kprobes, disable_kprobe, disarm_all_kprobes, enable_kprobe, register_kprobe,
     unregister_kprobe, unregister_kprobes,
@@ -24,9 +25,12 @@ use rkprobes_core::store::{
     KPROBE_FLAG_ON_FUNC_ENTRY,
 };
 use rkprobes_core::table::get_kprobe;
-use sim::{Call, HandlerSpec, Pid, Sim, INT3, JMP, JMP_COVER, JMP_LEN, TEXT_BASE};
+use sim::{Call, HandlerSpec, KretRec, Pid, Sim, INT3, JMP, JMP_COVER, JMP_LEN, TEXT_BASE};
 
 const NPROBES: usize = 6;
+/// Probe slot 5 is a kretprobe (maxactive 1, so the pool runs dry; its `ret` is the entry handler's return value).
+const KRET: usize = 5;
+const KRET_MAXACTIVE: usize = 1;
 
 /// Probe sites: offsets into func_a/func_b (instruction starts +0,+1,+3,+6,+11; +2 is not one),
 /// the ftrace site, and module text.
@@ -66,6 +70,8 @@ enum Op {
         site: usize,
     },
     ModuleReload,
+    /// The kretprobe's probed function returns (one outstanding instance comes back).
+    Return,
 }
 
 #[derive(Clone, Debug)]
@@ -88,6 +94,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => Just(Op::Optimizer),
         4 => (0..sites().len()).prop_map(|site| Op::Hit { site }),
         1 => Just(Op::ModuleReload),
+        2 => Just(Op::Return),
         1 => Just(Op::ModuleReload),
     ]
 }
@@ -118,6 +125,10 @@ struct ModelProbe {
 
 struct Model {
     probes: Vec<ModelProbe>,
+    /// `rp->nmissed` of the kretprobe (empty pool).
+    rp_nmissed: i64,
+    /// Return hooks installed and not yet returned, for the current registration.
+    outstanding: usize,
     all_disarmed: bool,
     seq: u64,
     /// DISABLED of the hash entry at each site; `None`: no entry.
@@ -190,6 +201,14 @@ impl<const O: bool, const F: bool> Harness<O, F> {
             });
             s.set_handlers(pids[k], Some(pre), post);
         }
+        s.make_kretprobe(
+            pids[KRET],
+            KretRec {
+                maxactive: KRET_MAXACTIVE as i32,
+                entry: Some(hs[KRET].ret),
+                ..KretRec::default()
+            },
+        );
         Harness {
             stopped: false,
             s,
@@ -197,6 +216,8 @@ impl<const O: bool, const F: bool> Harness<O, F> {
             hs,
             m: Model {
                 probes: vec![ModelProbe::default(); NPROBES],
+                rp_nmissed: 0,
+                outstanding: 0,
                 all_disarmed: false,
                 seq: 0,
                 entry_disabled: Default::default(),
@@ -240,6 +261,15 @@ impl<const O: bool, const F: bool> Harness<O, F> {
                 continue;
             }
             out.push(Call::Pre(self.pids[k]));
+            if k == KRET {
+                // pre_handler_kretprobe(): take an instance or count the miss; returns 0.
+                if self.m.outstanding == KRET_MAXACTIVE {
+                    self.m.rp_nmissed += 1;
+                } else if self.hs[KRET].ret == 0 {
+                    self.m.outstanding += 1;
+                }
+                continue;
+            }
             self.nested(self.hs[k].reenter);
             if self.hs[k].ret != 0 && !jump {
                 stopped = true;
@@ -250,10 +280,24 @@ impl<const O: bool, const F: bool> Harness<O, F> {
             return;
         }
         for &k in &children {
-            if !self.m.off(k) && self.hs[k].post {
+            if !self.m.off(k) && self.has_post(k) {
                 out.push(Call::Post(self.pids[k]));
                 self.nested(self.hs[k].reenter);
             }
+        }
+    }
+
+    /// Whether probe `k` has a post_handler (a kretprobe never has).
+    fn has_post(&self, k: usize) -> bool {
+        k != KRET && self.hs[k].post
+    }
+
+    /// Unregisters probe `k` through the API its kind uses.
+    fn unregister(&self, k: usize) {
+        if k == KRET {
+            unregister_kretprobe(&self.s, self.pids[k]);
+        } else {
+            unregister_kprobe(&self.s, self.pids[k]);
         }
     }
 
@@ -295,14 +339,19 @@ impl<const O: bool, const F: bool> Harness<O, F> {
                 if mp.registered {
                     // The caller forgot KP_CLEAR: addr is still set; must be refused.
                     let before = s.reachable();
-                    prop_assert_eq!(register_kprobe(s, p), Err(Errno::EINVAL));
+                    let r = if k == KRET {
+                        register_kretprobe(s, p)
+                    } else {
+                        register_kprobe(s, p)
+                    };
+                    prop_assert_eq!(r, Err(Errno::EINVAL));
                     prop_assert_eq!(before, s.reachable());
                     return Ok(());
                 }
                 if site == 0x1400
-                    && self.hs[k].post
+                    && self.has_post(k)
                     && self.m.armed(site)
-                    && self.m.at(site).iter().all(|&c| !self.hs[c].post)
+                    && self.m.at(site).iter().all(|&c| !self.has_post(c))
                 {
                     // Upstream quirk pinned by the unit test
                     // `ftrace_aggregate_gaining_post_handler_keeps_upstream_quirk`: not explored.
@@ -311,7 +360,20 @@ impl<const O: bool, const F: bool> Harness<O, F> {
                 s.reset_probe(p, site, None, 0);
                 s.set_user_flags(p, if disabled { KPROBE_FLAG_DISABLED } else { 0 });
                 let existing = get_kprobe(s, site);
-                let r = register_kprobe(s, p);
+                if k == KRET && ![0x1000, 0x1040, 0x1400, MOD_SITE].contains(&site) {
+                    // kprobe_on_func_entry() refuses anything but a function entry first.
+                    prop_assert_eq!(register_kretprobe(s, p), Err(Errno::EINVAL));
+                    return Ok(());
+                }
+                let r = if k == KRET {
+                    register_kretprobe(s, p)
+                } else {
+                    register_kprobe(s, p)
+                };
+                if r.is_ok() && k == KRET {
+                    self.m.rp_nmissed = 0;
+                    self.m.outstanding = 0;
+                }
                 if self.m.dead_sites.contains(&site) {
                     prop_assert_eq!(r, Err(Errno::EINVAL));
                 } else if valid_site::<F>(site) {
@@ -354,14 +416,19 @@ impl<const O: bool, const F: bool> Harness<O, F> {
                 }
             }
             Op::Unregister { k } => {
-                unregister_kprobe(s, self.pids[k]);
+                self.unregister(k);
                 if !self.m.probes[k].registered {
                     prop_assert_eq!(s.probe_addr(self.pids[k]), 0);
                 }
                 self.unregistered(k);
             }
             Op::UnregisterPair { k, j } => {
-                if k != j {
+                if k == KRET || j == KRET {
+                    self.unregister(k);
+                    self.unregister(j);
+                    self.unregistered(k);
+                    self.unregistered(j);
+                } else if k != j {
                     unregister_kprobes(s, &[self.pids[k], self.pids[j]]);
                     self.unregistered(k);
                     self.unregistered(j);
@@ -420,6 +487,12 @@ impl<const O: bool, const F: bool> Harness<O, F> {
                 self.m.all_disarmed = false;
             }
             Op::Optimizer => self.flush()?,
+            Op::Return => {
+                if self.m.outstanding > 0 {
+                    s.function_returns(self.pids[KRET]);
+                    self.m.outstanding -= 1;
+                }
+            }
             Op::ModuleReload => {
                 let entry = get_kprobe(s, MOD_SITE);
                 s.module_reload();
@@ -507,6 +580,12 @@ impl<const O: bool, const F: bool> Harness<O, F> {
                 prop_assert_eq!(s.probe_flags(ap) & mask, s.probe_flags(p) & mask);
             }
         }
+        if self.m.probes[KRET].registered {
+            let k = s.kret(self.pids[KRET]);
+            prop_assert_eq!(k.nmissed, self.m.rp_nmissed, "rp->nmissed");
+            prop_assert_eq!(k.hooked as usize, self.m.outstanding);
+            prop_assert_eq!(k.pool_free, Some(KRET_MAXACTIVE - self.m.outstanding));
+        }
         prop_assert_eq!(s.module_refs(), 0);
         self.check_text()
     }
@@ -544,7 +623,7 @@ impl<const O: bool, const F: bool> Harness<O, F> {
                     .m
                     .at(site)
                     .iter()
-                    .all(|&k| self.m.probes[k].gone || !self.hs[k].post));
+                    .all(|&k| self.m.probes[k].gone || !self.has_post(k)));
                 // Upstream: re-enabling an optimized probe that waits to be unoptimized writes
                 // int3 over the jump's first byte and then just dequeues it; the int3 handler
                 // diverts to the detour, so either first byte is a correct state.
@@ -588,6 +667,10 @@ impl<const O: bool, const F: bool> Harness<O, F> {
     }
 
     fn finish(&mut self) -> Result<(), TestCaseError> {
+        if self.m.probes[KRET].registered {
+            self.unregister(KRET);
+            self.unregistered(KRET);
+        }
         let regs: Vec<Pid> = (0..NPROBES)
             .filter(|&k| self.m.probes[k].registered)
             .map(|k| self.pids[k])

@@ -1368,6 +1368,8 @@ impl<const OPT: bool, const FTRACE: bool> rkprobes_core::kretprobe::KretprobeSto
                 return Err(Errno::ENOMEM);
             }
             k.pool_free = Some(usize::try_from(k.maxactive).expect("maxactive > 0"));
+            // Instances still out from an earlier registration belong to the old pool.
+            k.hooked = 0;
             k.detached = false;
             Ok(())
         })
