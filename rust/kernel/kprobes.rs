@@ -41,6 +41,8 @@
 //!
 //! #[inline(never)]
 //! extern "C" fn probed(x: usize) -> usize {
+//!     // Opaque to the optimiser, so every call really happens.
+//!     let x = core::hint::black_box(x);
 //!     x.wrapping_mul(3)
 //! }
 //!
@@ -56,9 +58,9 @@
 //! }
 //!
 //! let counter = CallCounter { calls: AtomicUsize::new(0) };
-//! let probe = Kprobe::register(ProbePoint::address(probed as usize), counter)?;
+//! let probe = Kprobe::register(ProbePoint::address(probed as *const () as usize), counter)?;
 //! for i in 0..3 {
-//!     core::hint::black_box(probed)(i);
+//!     probed(i);
 //! }
 //! let calls = probe.handler().calls.load(Ordering::Relaxed);
 //! // Unregisters the probe; waits until no handler runs.
@@ -156,6 +158,8 @@ impl ProbePoint {
     ///
     /// #[inline(never)]
     /// extern "C" fn probed(x: usize) -> usize {
+    ///     // Opaque to the optimiser, so every call really happens.
+    ///     let x = core::hint::black_box(x);
     ///     x ^ 0x5a
     /// }
     ///
@@ -166,9 +170,10 @@ impl ProbePoint {
     ///     fn pre_handler(_probe: &Kprobe<Self>, _regs: &PtRegs) {}
     /// }
     ///
-    /// let probe = Kprobe::register(ProbePoint::address(probed as usize), Nothing)?;
+    /// let entry = probed as *const () as usize;
+    /// let probe = Kprobe::register(ProbePoint::address(entry), Nothing)?;
     /// // With IBT the probe moves past the `endbr64` that starts the function.
-    /// assert!(probe.address() >= probed as usize && probe.address() <= probed as usize + 4);
+    /// assert!(probe.address() >= entry && probe.address() <= entry + 4);
     /// drop(probe);
     ///
     /// assert_eq!(Kprobe::register(ProbePoint::address(0), Nothing).err(), Some(EINVAL));
@@ -221,6 +226,8 @@ impl ProbePoint {
     ///
     /// #[inline(never)]
     /// extern "C" fn probed(x: usize) -> usize {
+    ///     // Opaque to the optimiser, so every call really happens.
+    ///     let x = core::hint::black_box(x);
     ///     x + 1
     /// }
     ///
@@ -231,7 +238,8 @@ impl ProbePoint {
     ///     fn pre_handler(_probe: &Kprobe<Self>, _regs: &PtRegs) {}
     /// }
     ///
-    /// let both = ProbePoint::symbol(c_str!("kernel_clone")).with_address(probed as usize);
+    /// let entry = probed as *const () as usize;
+    /// let both = ProbePoint::symbol(c_str!("kernel_clone")).with_address(entry);
     /// assert_eq!(Kprobe::register(both, Nothing).err(), Some(EINVAL));
     /// ```
     pub const fn with_address(self, addr: usize) -> Self {
@@ -272,6 +280,8 @@ impl ProbePoint {
 ///
 /// #[inline(never)]
 /// extern "C" fn probed(a: usize, b: usize) -> usize {
+///     // Opaque to the optimiser, so every call really happens.
+///     let (a, b) = core::hint::black_box((a, b));
 ///     a.wrapping_sub(b)
 /// }
 ///
@@ -285,10 +295,10 @@ impl ProbePoint {
 /// }
 ///
 /// let probe = Kprobe::register(
-///     ProbePoint::address(probed as usize),
+///     ProbePoint::address(probed as *const () as usize),
 ///     FirstArgument(AtomicUsize::new(0)),
 /// )?;
-/// core::hint::black_box(probed)(1234, 5);
+/// probed(1234, 5);
 /// let seen = probe.handler().0.load(Ordering::Relaxed);
 /// drop(probe);
 /// assert_eq!(seen, 1234);
@@ -322,6 +332,8 @@ impl PtRegs {
     ///
     /// #[inline(never)]
     /// extern "C" fn probed(x: usize) -> usize {
+    ///     // Opaque to the optimiser, so every call really happens.
+    ///     let x = core::hint::black_box(x);
     ///     x.rotate_left(3)
     /// }
     ///
@@ -334,9 +346,9 @@ impl PtRegs {
     ///     }
     /// }
     ///
-    /// let point = ProbePoint::address(probed as usize);
+    /// let point = ProbePoint::address(probed as *const () as usize);
     /// let probe = Kprobe::register(point, Ip(AtomicUsize::new(0)))?;
-    /// core::hint::black_box(probed)(7);
+    /// probed(7);
     /// let ip = probe.handler().0.load(Ordering::Relaxed);
     /// let addr = probe.address();
     /// drop(probe);
@@ -358,6 +370,8 @@ impl PtRegs {
     ///
     /// #[inline(never)]
     /// extern "C" fn probed(x: usize) -> usize {
+    ///     // Opaque to the optimiser, so every call really happens.
+    ///     let x = core::hint::black_box(x);
     ///     x.rotate_right(5)
     /// }
     ///
@@ -370,9 +384,9 @@ impl PtRegs {
     ///     }
     /// }
     ///
-    /// let point = ProbePoint::address(probed as usize);
+    /// let point = ProbePoint::address(probed as *const () as usize);
     /// let probe = Kprobe::register(point, Sp(AtomicUsize::new(0)))?;
-    /// core::hint::black_box(probed)(9);
+    /// probed(9);
     /// let sp = probe.handler().0.load(Ordering::Relaxed);
     /// drop(probe);
     /// // The caller's stack, close below a local of this test.
@@ -397,6 +411,8 @@ impl PtRegs {
     ///
     /// #[inline(never)]
     /// extern "C" fn probed(x: usize) -> usize {
+    ///     // Opaque to the optimiser, so every call really happens.
+    ///     let x = core::hint::black_box(x);
     ///     x * 2 + 1
     /// }
     ///
@@ -415,11 +431,11 @@ impl PtRegs {
     /// }
     ///
     /// let probe = Kretprobe::register(
-    ///     ProbePoint::address(probed as usize),
+    ///     ProbePoint::address(probed as *const () as usize),
     ///     None,
     ///     Returned(AtomicUsize::new(0)),
     /// )?;
-    /// core::hint::black_box(probed)(20);
+    /// probed(20);
     /// let returned = probe.handler().0.load(Ordering::Relaxed);
     /// drop(probe);
     /// assert_eq!(returned, 41);
@@ -443,6 +459,8 @@ impl PtRegs {
     ///
     /// #[inline(never)]
     /// extern "C" fn probed(a: usize, b: usize, c: usize) -> usize {
+    ///     // Opaque to the optimiser, so every call really happens.
+    ///     let (a, b, c) = core::hint::black_box((a, b, c));
     ///     a ^ b ^ c
     /// }
     ///
@@ -455,9 +473,9 @@ impl PtRegs {
     ///     }
     /// }
     ///
-    /// let point = ProbePoint::address(probed as usize);
+    /// let point = ProbePoint::address(probed as *const () as usize);
     /// let probe = Kprobe::register(point, Third(AtomicUsize::new(0)))?;
-    /// core::hint::black_box(probed)(1, 2, 0x7777);
+    /// probed(1, 2, 0x7777);
     /// let third = probe.handler().0.load(Ordering::Relaxed);
     /// drop(probe);
     /// assert_eq!(third, 0x7777);
@@ -486,6 +504,8 @@ impl PtRegs {
 ///
 /// #[inline(never)]
 /// extern "C" fn probed(x: usize) -> usize {
+///     // Opaque to the optimiser, so every call really happens.
+///     let x = core::hint::black_box(x);
 ///     x.count_ones() as usize
 /// }
 ///
@@ -510,9 +530,10 @@ impl PtRegs {
 ///     }
 /// }
 ///
-/// let probe = Kprobe::register(ProbePoint::address(probed as usize), PrePost::default())?;
-/// core::hint::black_box(probed)(0xff);
-/// core::hint::black_box(probed)(0xf0);
+/// let point = ProbePoint::address(probed as *const () as usize);
+/// let probe = Kprobe::register(point, PrePost::default())?;
+/// probed(0xff);
+/// probed(0xf0);
 /// let (pre, post) = (
 ///     probe.handler().pre.load(Ordering::Relaxed),
 ///     probe.handler().post.load(Ordering::Relaxed),
@@ -533,6 +554,8 @@ pub trait KprobeHandler: Send + Sync + Sized {
     ///
     /// #[inline(never)]
     /// extern "C" fn probed(x: usize) -> usize {
+    ///     // Opaque to the optimiser, so every call really happens.
+    ///     let x = core::hint::black_box(x);
     ///     x.reverse_bits()
     /// }
     ///
@@ -545,10 +568,10 @@ pub trait KprobeHandler: Send + Sync + Sized {
     ///     }
     /// }
     ///
-    /// let point = ProbePoint::address(probed as usize);
+    /// let point = ProbePoint::address(probed as *const () as usize);
     /// let probe = Kprobe::register(point, Seen(AtomicBool::new(false)))?;
     /// let before = probe.handler().0.load(Ordering::Relaxed);
-    /// core::hint::black_box(probed)(1);
+    /// probed(1);
     /// let after = probe.handler().0.load(Ordering::Relaxed);
     /// drop(probe);
     /// assert!(!before && after);
@@ -568,6 +591,8 @@ pub trait KprobeHandler: Send + Sync + Sized {
     ///
     /// #[inline(never)]
     /// extern "C" fn probed(x: usize) -> usize {
+    ///     // Opaque to the optimiser, so every call really happens.
+    ///     let x = core::hint::black_box(x);
     ///     x.wrapping_add(0x1234)
     /// }
     ///
@@ -581,10 +606,10 @@ pub trait KprobeHandler: Send + Sync + Sized {
     ///     }
     /// }
     ///
-    /// let point = ProbePoint::address(probed as usize);
+    /// let point = ProbePoint::address(probed as *const () as usize);
     /// let probe = Kprobe::register(point, After(AtomicUsize::new(0)))?;
-    /// core::hint::black_box(probed)(1);
-    /// core::hint::black_box(probed)(2);
+    /// probed(1);
+    /// probed(2);
     /// let hits = probe.handler().0.load(Ordering::Relaxed);
     /// drop(probe);
     /// assert_eq!(hits, 2);
@@ -613,6 +638,8 @@ pub trait KprobeHandler: Send + Sync + Sized {
 ///
 /// #[inline(never)]
 /// extern "C" fn probed(x: usize) -> usize {
+///     // Opaque to the optimiser, so every call really happens.
+///     let x = core::hint::black_box(x);
 ///     x.leading_zeros() as usize
 /// }
 ///
@@ -627,10 +654,10 @@ pub trait KprobeHandler: Send + Sync + Sized {
 ///
 /// // In place, here in a `KBox` with a specific allocation flag.
 /// let probe = KBox::pin_init(
-///     Kprobe::new(ProbePoint::address(probed as usize), Hits(AtomicUsize::new(0))),
+///     Kprobe::new(ProbePoint::address(probed as *const () as usize), Hits(AtomicUsize::new(0))),
 ///     GFP_KERNEL,
 /// )?;
-/// core::hint::black_box(probed)(1);
+/// probed(1);
 /// let hits = probe.handler().0.load(Ordering::Relaxed);
 /// drop(probe);
 /// assert_eq!(hits, 1);
@@ -840,6 +867,8 @@ impl<T> Kprobe<T> {
     ///
     /// #[inline(never)]
     /// extern "C" fn probed(x: usize) -> usize {
+    ///     // Opaque to the optimiser, so every call really happens.
+    ///     let x = core::hint::black_box(x);
     ///     x.trailing_zeros() as usize
     /// }
     ///
@@ -850,15 +879,15 @@ impl<T> Kprobe<T> {
     ///     fn pre_handler(probe: &Kprobe<Self>, _regs: &PtRegs) {
     ///         probe.handler().0.fetch_add(1, Ordering::Relaxed);
     ///         // Hits the probe again, from inside its handler: a miss.
-    ///         core::hint::black_box(probed)(8);
+    ///         probed(8);
     ///     }
     /// }
     ///
     /// let probe = Kprobe::register(
-    ///     ProbePoint::address(probed as usize),
+    ///     ProbePoint::address(probed as *const () as usize),
     ///     Recursive(AtomicUsize::new(0)),
     /// )?;
-    /// core::hint::black_box(probed)(4);
+    /// probed(4);
     /// let (hits, missed) = (probe.handler().0.load(Ordering::Relaxed), probe.nmissed());
     /// drop(probe);
     /// assert_eq!((hits, missed), (1, 1));
@@ -880,6 +909,8 @@ impl<T> Kprobe<T> {
     ///
     /// #[inline(never)]
     /// extern "C" fn probed(x: usize) -> usize {
+    ///     // Opaque to the optimiser, so every call really happens.
+    ///     let x = core::hint::black_box(x);
     ///     x.swap_bytes()
     /// }
     ///
@@ -892,14 +923,14 @@ impl<T> Kprobe<T> {
     ///     }
     /// }
     ///
-    /// let point = ProbePoint::address(probed as usize);
+    /// let point = ProbePoint::address(probed as *const () as usize);
     /// let probe = Kprobe::register(point, Hits(AtomicUsize::new(0)))?;
     /// probe.disable()?;
     /// let disabled = !probe.is_enabled();
-    /// core::hint::black_box(probed)(1);
+    /// probed(1);
     /// let hits_while_disabled = probe.handler().0.load(Ordering::Relaxed);
     /// probe.enable()?;
-    /// core::hint::black_box(probed)(2);
+    /// probed(2);
     /// let hits = probe.handler().0.load(Ordering::Relaxed);
     /// drop(probe);
     /// assert!(disabled);
@@ -990,6 +1021,8 @@ impl<T> PinnedDrop for Kprobe<T> {
 ///
 /// #[inline(never)]
 /// extern "C" fn probed(x: usize) -> usize {
+///     // Opaque to the optimiser, so every call really happens.
+///     let x = core::hint::black_box(x);
 ///     x + 100
 /// }
 ///
@@ -1010,12 +1043,12 @@ impl<T> PinnedDrop for Kprobe<T> {
 /// }
 ///
 /// let probe = Kretprobe::register(
-///     ProbePoint::address(probed as usize),
+///     ProbePoint::address(probed as *const () as usize),
 ///     None,
 ///     EvenSum(AtomicUsize::new(0)),
 /// )?;
 /// for i in 1..=4 {
-///     core::hint::black_box(probed)(i);
+///     probed(i);
 /// }
 /// let sum = probe.handler().0.load(Ordering::Relaxed);
 /// drop(probe);
@@ -1037,13 +1070,15 @@ pub trait KretprobeHandler: Send + Sync + Sized {
     ///
     /// #[inline(never)]
     /// extern "C" fn probed(a: usize, b: usize) -> usize {
+    ///     // Opaque to the optimiser, so every call really happens.
+    ///     let (a, b) = core::hint::black_box((a, b));
     ///     a.wrapping_mul(b)
     /// }
     ///
     /// struct Product(AtomicUsize);
     ///
     /// impl KretprobeHandler for Product {
-    ///     // Both arguments, unaligned in the instance.
+    ///     // Both arguments; the instance needs no particular alignment for them.
     ///     type Data = (u8, usize, usize);
     ///
     ///     fn entry_handler(_probe: &Kretprobe<Self>, regs: &PtRegs) -> Option<Self::Data> {
@@ -1057,10 +1092,10 @@ pub trait KretprobeHandler: Send + Sync + Sized {
     ///     }
     /// }
     ///
-    /// let point = ProbePoint::address(probed as usize);
+    /// let point = ProbePoint::address(probed as *const () as usize);
     /// let probe = Kretprobe::register(point, None, Product(AtomicUsize::new(0)))?;
-    /// core::hint::black_box(probed)(6, 7);
-    /// core::hint::black_box(probed)(11, 13);
+    /// probed(6, 7);
+    /// probed(11, 13);
     /// let checked = probe.handler().0.load(Ordering::Relaxed);
     /// drop(probe);
     /// assert_eq!(checked, 2);
@@ -1079,6 +1114,8 @@ pub trait KretprobeHandler: Send + Sync + Sized {
     ///
     /// #[inline(never)]
     /// extern "C" fn probed(x: usize) -> usize {
+    ///     // Opaque to the optimiser, so every call really happens.
+    ///     let x = core::hint::black_box(x);
     ///     x / 3
     /// }
     ///
@@ -1102,10 +1139,10 @@ pub trait KretprobeHandler: Send + Sync + Sized {
     ///     }
     /// }
     ///
-    /// let point = ProbePoint::address(probed as usize);
+    /// let point = ProbePoint::address(probed as *const () as usize);
     /// let probe = Kretprobe::register(point, None, Counts::default())?;
     /// for x in [5, 50, 500] {
-    ///     core::hint::black_box(probed)(x);
+    ///     probed(x);
     /// }
     /// let h = probe.handler();
     /// let counts = (h.entries.load(Ordering::Relaxed), h.returns.load(Ordering::Relaxed));
@@ -1125,6 +1162,8 @@ pub trait KretprobeHandler: Send + Sync + Sized {
     ///
     /// #[inline(never)]
     /// extern "C" fn probed(x: usize) -> usize {
+    ///     // Opaque to the optimiser, so every call really happens.
+    ///     let x = core::hint::black_box(x);
     ///     x + 5
     /// }
     ///
@@ -1142,9 +1181,9 @@ pub trait KretprobeHandler: Send + Sync + Sized {
     ///     }
     /// }
     ///
-    /// let point = ProbePoint::address(probed as usize);
+    /// let point = ProbePoint::address(probed as *const () as usize);
     /// let probe = Kretprobe::register(point, None, LastReturn(AtomicUsize::new(0)))?;
-    /// core::hint::black_box(probed)(95);
+    /// probed(95);
     /// let last = probe.handler().0.load(Ordering::Relaxed);
     /// drop(probe);
     /// assert_eq!(last, 100);
@@ -1426,6 +1465,8 @@ impl<T> Kretprobe<T> {
     ///
     /// #[inline(never)]
     /// extern "C" fn probed(x: usize) -> usize {
+    ///     // Opaque to the optimiser, so every call really happens.
+    ///     let x = core::hint::black_box(x);
     ///     x | 1
     /// }
     ///
@@ -1441,9 +1482,10 @@ impl<T> Kretprobe<T> {
     ///     fn return_handler(_probe: &Kretprobe<Self>, _regs: &PtRegs, _data: ()) {}
     /// }
     ///
-    /// let probe = Kretprobe::register(ProbePoint::address(probed as usize), None, Nothing)?;
+    /// let entry = probed as *const () as usize;
+    /// let probe = Kretprobe::register(ProbePoint::address(entry), None, Nothing)?;
     /// // With IBT the probe moves past the `endbr64` that starts the function.
-    /// assert!(probe.address() >= probed as usize && probe.address() <= probed as usize + 4);
+    /// assert!(probe.address() >= entry && probe.address() <= entry + 4);
     /// # Ok::<(), Error>(())
     /// ```
     pub fn address(&self) -> usize {
@@ -1462,10 +1504,12 @@ impl<T> Kretprobe<T> {
     ///
     /// #[inline(never)]
     /// extern "C" fn recurse(depth: usize) -> usize {
+    ///     // Opaque to the optimiser, so every call really happens.
+    ///     let depth = core::hint::black_box(depth);
     ///     if depth == 0 {
     ///         0
     ///     } else {
-    ///         core::hint::black_box(recurse)(depth - 1) + 1
+    ///         recurse(depth - 1) + 1
     ///     }
     /// }
     ///
@@ -1485,11 +1529,11 @@ impl<T> Kretprobe<T> {
     ///
     /// // One instance: the two nested calls cannot be followed.
     /// let probe = Kretprobe::register(
-    ///     ProbePoint::address(recurse as usize),
+    ///     ProbePoint::address(recurse as *const () as usize),
     ///     Some(1),
     ///     Returns(AtomicUsize::new(0)),
     /// )?;
-    /// core::hint::black_box(recurse)(2);
+    /// recurse(2);
     /// let (returns, missed) = (probe.handler().0.load(Ordering::Relaxed), probe.nmissed());
     /// drop(probe);
     /// assert_eq!((returns, missed), (1, 2));
@@ -1519,6 +1563,8 @@ impl<T> Kretprobe<T> {
     ///
     /// #[inline(never)]
     /// extern "C" fn probed(x: usize) -> usize {
+    ///     // Opaque to the optimiser, so every call really happens.
+    ///     let x = core::hint::black_box(x);
     ///     x.wrapping_neg()
     /// }
     ///
@@ -1537,15 +1583,15 @@ impl<T> Kretprobe<T> {
     /// }
     ///
     /// let probe = Kretprobe::register(
-    ///     ProbePoint::address(probed as usize),
+    ///     ProbePoint::address(probed as *const () as usize),
     ///     None,
     ///     Returns(AtomicUsize::new(0)),
     /// )?;
     /// probe.disable()?;
-    /// core::hint::black_box(probed)(1);
+    /// probed(1);
     /// let while_disabled = probe.handler().0.load(Ordering::Relaxed);
     /// probe.enable()?;
-    /// core::hint::black_box(probed)(2);
+    /// probed(2);
     /// let returns = probe.handler().0.load(Ordering::Relaxed);
     /// drop(probe);
     /// assert_eq!((while_disabled, returns), (0, 1));
