@@ -21,9 +21,14 @@
 //! A [`Kprobe`] owns a C `struct kprobe`, a [`Kretprobe`] a C `struct kretprobe`. Each is built in
 //! place by a pin-initialiser that registers it, and unregisters itself when dropped, so a
 //! registered probe never moves and nothing can use it after it is gone: dropping the handle
-//! waits until no handler runs any more, and the borrow checker refuses any later use. While the
-//! probe is registered the C structure belongs to the kprobes core, so it is kept in an [`Opaque`]
-//! and only touched through raw pointers.
+//! waits until no handler runs any more, and the borrow checker refuses any later use: after
+//! `drop(probe)`, `probe.nmissed()` is a "borrow of moved value" error. While the probe is
+//! registered the C structure belongs to the kprobes core, so it is kept in an [`Opaque`] and only
+//! touched through raw pointers.
+//!
+//! A probe that is leaked instead (with [`core::mem::forget`], or in a reference cycle) stays
+//! registered; in a module that is then unloaded its handlers would point into freed text. Keep
+//! probes in the module's state, so that they are dropped when it exits.
 //!
 //! What a probe does is given by a handler type: [`KprobeHandler`] for the pre and post handlers
 //! of a [`Kprobe`], [`KretprobeHandler`] for the entry and return handlers of a [`Kretprobe`],
