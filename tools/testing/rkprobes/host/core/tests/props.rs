@@ -370,7 +370,10 @@ impl<const O: bool, const F: bool> Harness<O, F> {
                 } else {
                     register_kprobe(s, p)
                 };
-                if r.is_ok() && k == KRET {
+                if k == KRET {
+                    // At a function entry the pool is allocated and rp->nmissed reset before
+                    // register_kprobe() runs (whatever it returns); the simulation then forgets
+                    // instances still out from the previous registration.
                     self.m.rp_nmissed = 0;
                     self.m.outstanding = 0;
                 }
