@@ -583,7 +583,7 @@ void kprobe_busy_end(void)
 	preempt_enable();
 }
 
-/* Defined in Rust (kernel/kprobes/kernel/exports.rs). */
+/* Defined in Rust (kernel/kprobes/glue/exports.rs). */
 EXPORT_SYMBOL_GPL(register_kprobe);
 EXPORT_SYMBOL_GPL(register_kprobes);
 EXPORT_SYMBOL_GPL(unregister_kprobe);

@@ -57,7 +57,7 @@ unsigned int rkp_num_possible_cpus(void);
 void rkp_synchronize_rcu_tasks(void);
 unsigned long rkp_dereference_symbol_descriptor(unsigned long addr);
 
-/* Defined in Rust (kernel/kprobes/kernel/). */
+/* Defined in Rust (kernel/kprobes/glue/). */
 int rkp_init_kprobes(unsigned long *start, unsigned long *end, int *blacklist_err);
 void rkp_kprobes_module_event(struct module *mod, int event, unsigned long *blacklist,
 			      unsigned int nblacklist, unsigned long kprobes_text,

@@ -3,7 +3,7 @@
 #
 # Type-checks the kprobes pure-logic files (kernel/kprobes/*.rs that do not
 # name the kernel crate) and then, with the kernel crate, the unwired glue in
-# kernel/kprobes/kernel/, using the kernel's own rustc, core and lint flags,
+# kernel/kprobes/glue/, using the kernel's own rustc, core and lint flags,
 # against an existing configured CONFIG_RUST=y build directory. It runs
 # rustc --emit=metadata into a temporary directory; it never builds or
 # modifies the kernel tree or the build directory. The glue step needs a build
@@ -48,7 +48,7 @@ echo "kernel-flags check (logic): OK ($src)"
 
 if grep -q 'pub struct kprobe {' rust/bindings/bindings_generated.rs 2>/dev/null; then
 	cp "$tmp/lib.rs" "$tmp/glue.rs"
-	echo "#[path = \"$src/kernel/mod.rs\"]" >> "$tmp/glue.rs"
+	echo "#[path = \"$src/glue/mod.rs\"]" >> "$tmp/glue.rs"
 	echo 'pub mod glue;' >> "$tmp/glue.rs"
 	check glue --extern kernel --extern ffi --crate-name rkprobes_glue_check "$tmp/glue.rs"
 	echo "kernel-flags check (glue): OK"

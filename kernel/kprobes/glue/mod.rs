@@ -3,12 +3,10 @@
 //! Kernel glue of the Rust kprobes core: the logic's platform traits implemented on the real
 //! `struct kprobe`, kernel services and upstream's C arch code, and the C-linkage entry points.
 //!
-//! Constraints: not wired into the build yet. The future crate root (`kprobes_rust.rs`) mounts
-//! this directory with `#[path = "kernel/mod.rs"] mod glue;` (a module named `kernel` would
-//! shadow the `kernel` crate) next to `pub mod` for each logic file, which this code reaches as
-//! `crate::<file>`; `kprobes_helpers.o` must be linked alongside. All `unsafe` lives here: the
-//! logic never sees a raw pointer. Type-checked against a CONFIG_RUST=y build's `kernel` and
-//! `bindings` crates; not yet built or booted.
+//! Constraints: all `unsafe` of the core lives here; the logic never sees a raw pointer. The
+//! crate root (`kprobes_rust.rs`) mounts this directory as `glue` next to `pub mod` for each
+//! logic file, which this code reaches as `crate::<file>`; `kprobes_helpers.o` (the C half) is
+//! linked alongside.
 
 pub mod debugfs;
 pub mod exports;
