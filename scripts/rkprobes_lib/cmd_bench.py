@@ -140,6 +140,7 @@ class Boot:
         self.reg = {}       # case -> (probes, [register totals], [unregister totals])
         self.mem = {}       # (case, phase) -> (kB slab, kB vmalloc, kB per-CPU, probes)
         self.calib = []
+        self.count = {}     # case -> probes kprobes/list shows as [OPTIMIZED]
         self.errors = []
         self.messages = []
         for ln in text.splitlines():
@@ -170,6 +171,8 @@ class Boot:
                 self.reg[f[0]] = (int(f[1]), _ints(f[2]), _ints(f[3]) if len(f) > 3 else [])
             elif kind == "mem":
                 self.mem[(f[0], f[1])] = tuple(int(x) for x in f[2:5]) + (int(f[5]) if len(f) > 5 else 0,)
+            elif kind == "count":
+                self.count[f[0]] = int(f[1])
             elif kind == "calib":
                 self.calib = _ints(f[1])
             elif kind == "error":
@@ -285,8 +288,20 @@ def _spread(values):
     return (max(values) - min(values)) / abs(med) * 100 if med else 0.0
 
 
-def build_table(columns, arch, boots, reps, calls):
-    """The table rows and the notes under it, as lists of strings."""
+def build_table(columns, boots, reps, calls, rust_absent, failed=None):
+    """The table rows and the notes under it, as lists of strings.
+
+    `rust_absent`: the Rust core was not in the tree when the run started,
+    so the Rust column says so instead of "not run". `failed`: impl -> why
+    it could not be measured.
+    """
+    failed = failed or {}
+
+    def missing(impl):
+        if impl in failed:
+            return "FAILED: " + failed[impl][:60]
+        return NO_RUST if impl == "rust" and rust_absent else "not run"
+
     c = columns.get("c")
     rust = columns.get("rust")
     rows = []
@@ -298,7 +313,7 @@ def build_table(columns, arch, boots, reps, calls):
         vals = {}
         for impl, col in (("c", c), ("rust", rust)):
             if col is None:
-                cells.append(NO_RUST if impl == "rust" and not common.rust_core_present() else "not run")
+                cells.append(missing(impl))
                 continue
             v = col.values(kind, key)
             vals[impl] = v
@@ -319,9 +334,9 @@ def build_table(columns, arch, boots, reps, calls):
     rows.append("| case | C | Rust | Rust/C |")
     rows.append("|---|---|---|---|")
     bare_cells = []
-    for col in (c, rust):
+    for impl, col in (("c", c), ("rust", rust)):
         if col is None:
-            bare_cells.append(NO_RUST if not common.rust_core_present() else "not run")
+            bare_cells.append(missing(impl))
             continue
         v = col._collect(lambda b: [t / b.calls for t in b.bare.get("target", [])] or None)
         bare_cells.append(_cell(v))
@@ -332,8 +347,12 @@ def build_table(columns, arch, boots, reps, calls):
             path = f"C: {c.path(key)}; Rust: {rust.path(key)}"
         row(f"{label} (measured: {path})", "hit", key)
     for case, index, label in REG_CASES:
-        row(label + " (guest ns)", "reg", (case, index))
+        row(label + " (guest ns, incl. RCU grace-period waits)", "reg", (case, index))
     for key, label in MEM_CASES:
+        if key == "optprobe" and ref:
+            label += " (optimized: " + "/".join(sorted({str(b.count.get(key, "?")) for b in ref.boots})) + ")"
+        elif key == "kretprobe" and ref:
+            label += f" (measured: {ref.path('kretprobe-mem')})"
         row(label, "mem", key)
 
     notes = [f"Per-hit rows: guest instructions per call above a bare call, interrupts off, {calls} calls; "
@@ -346,9 +365,13 @@ def build_table(columns, arch, boots, reps, calls):
         if spreads[kind]:
             worst = max(spreads[kind])
             notes.append(f"Spread, {what}: largest (max-min)/median is {worst[0]:.2f}% ({worst[2]}: {worst[1]}).")
-    if rust is None:
-        notes.append("Rust/C goals (per-hit, registration, memory <= 1.00): NOT MEASURED, the Rust core is not "
-                     "in the tree yet.")
+    if spreads["hit"]:
+        worst = max(spreads["hit"])[0]
+        notes.append(f"Goal per-hit spread <= 1%: {'met' if worst <= 1.0 else 'MISSED'} ({worst:.2f}%).")
+    if not (c and rust):
+        why = ("the Rust core is not in the tree yet" if rust_absent and not rust else
+               "; ".join(f"the {i} run failed" for i in failed) or "only one implementation was run")
+        notes.append(f"Rust/C goals (per-hit, registration, memory <= 1.00): NOT MEASURED, {why}.")
     else:
         for kind, what in (("hit", "per-hit"), ("reg", "registration"), ("mem", "memory")):
             over = [f"{lbl} ({r:.2f})" for r, lbl in ratios[kind] if r > 1.0]
@@ -375,6 +398,26 @@ def _commit():
     return commit + (" (with uncommitted changes in the working tree)" if r.stdout.strip() else "")
 
 
+def measure(args, impl):
+    """Build, boot --boots times and parse; returns the implementation's Column."""
+    bdir = kbuild.build(args.arch, impl, "bench")
+    ko = build_module(args.arch, bdir)
+    initrd = make_initramfs(bdir, ko)
+    boots = []
+    for n in range(1, args.boots + 1):
+        log = bdir / f"bench-console-{n}.log"
+        text = qemu.boot(args.arch, bdir, f"{APPEND} rkb_calls={args.calls} rkb_reps={args.reps}", log,
+                         lambda t: "RKB-DONE" in t, args.timeout, initrd=initrd, extra=ICOUNT,
+                         label=f"bench {args.arch}/{impl} boot {n}/{args.boots}")
+        boot = Boot(text, log)
+        if boot.calls is None:
+            raise Failure(f"bench {args.arch}/{impl}: the module never reported its configuration; see {log}\n"
+                          + "\n".join(boot.messages[-20:]) + "\n--- tail of the console:\n"
+                          + "".join(text.splitlines(True)[-30:]))
+        boots.append(boot)
+    return Column(impl, boots)
+
+
 def cmd_bench(args):
     if args.arch not in common.ARCHES:
         raise Failure(f"unsupported --arch {args.arch}; valid values: {', '.join(BENCH_ARCHES)}")
@@ -392,32 +435,25 @@ def cmd_bench(args):
     if args.boots < 1 or args.calls < 1:
         raise Failure("--boots and --calls must be at least 1")
     impls = [i for i in ("c", "rust") if i in impls]
-    if "rust" not in impls and not common.rust_core_present():
+    rust_absent = not common.rust_core_present()
+    if "rust" not in impls and rust_absent:
         banner(f"Rust column: {NO_RUST}")
         print(f"*** The Rust kprobes core is not in this tree ({common.RUST_CORE_ROOT.relative_to(common.REPO)} "
               "is missing): only the C implementation is measured, the Rust column and Rust/C stay n/a. ***",
               flush=True)
 
     columns = {}
+    failed = {}
     for impl in impls:
         banner(f"benchmark: {args.arch}, {impl} implementation")
-        bdir = kbuild.build(args.arch, impl, "bench")
-        ko = build_module(args.arch, bdir)
-        initrd = make_initramfs(bdir, ko)
-        boots = []
-        for n in range(1, args.boots + 1):
-            log = bdir / f"bench-console-{n}.log"
-            text = qemu.boot(args.arch, bdir, f"{APPEND} rkb_calls={args.calls} rkb_reps={args.reps}", log,
-                             lambda t: "RKB-DONE" in t, args.timeout, initrd=initrd, extra=ICOUNT,
-                             label=f"bench {args.arch}/{impl} boot {n}/{args.boots}")
-            boot = Boot(text, log)
-            if boot.calls is None:
-                raise Failure(f"bench {args.arch}/{impl}: the module never reported its configuration; "
-                              f"see {log}\n" + "\n".join(boot.messages[-20:]))
-            boots.append(boot)
-        columns[impl] = Column(impl, boots)
+        try:
+            columns[impl] = measure(args, impl)
+        except Failure as e:
+            # One implementation failing must not hide the other's figures.
+            common.error(f"{impl}: {e}")
+            failed[impl] = str(e).splitlines()[0]
 
-    rows, notes = build_table(columns, args.arch, args.boots, args.reps, args.calls)
+    rows, notes = build_table(columns, args.boots, args.reps, args.calls, rust_absent, failed)
     now = datetime.datetime.now(datetime.timezone.utc)
     head = (f"kprobes benchmark, {args.arch}, Linux {common.KERNEL_VERSION}, `bench` configuration, "
             f"QEMU TCG {' '.join(ICOUNT)}; measured {now:%Y-%m-%d %H:%M} UTC at commit {_commit()}")
@@ -431,7 +467,7 @@ def cmd_bench(args):
     shutil.copy2(out, out_dir / f"bench-{args.arch}-latest.md")
     info(f"table written to {out} (and bench-{args.arch}-latest.md)")
 
-    problems = []
+    problems = [f"{impl}: {why}" for impl, why in failed.items()]
     for impl, col in columns.items():
         for b in col.boots:
             problems += [f"{impl}: {e} ({b.log})" for e in b.errors]
