@@ -175,7 +175,8 @@ impl ProbePoint {
     ///     fn pre_handler(_probe: &Kprobe<Self>, _regs: &PtRegs) {}
     /// }
     ///
-    /// let entry = probed as *const () as usize;
+    /// // Computed at run time: objtool refuses a relocation to `probed + 4` with IBT.
+    /// let entry = core::hint::black_box(probed as *const () as usize);
     /// let probe = Kprobe::register(ProbePoint::address(entry), Nothing)?;
     /// // With IBT the probe moves past the `endbr64` that starts the function.
     /// assert!(probe.address() >= entry && probe.address() <= entry + 4);
@@ -1487,7 +1488,8 @@ impl<T> Kretprobe<T> {
     ///     fn return_handler(_probe: &Kretprobe<Self>, _regs: &PtRegs, _data: ()) {}
     /// }
     ///
-    /// let entry = probed as *const () as usize;
+    /// // Computed at run time: objtool refuses a relocation to `probed + 4` with IBT.
+    /// let entry = core::hint::black_box(probed as *const () as usize);
     /// let probe = Kretprobe::register(ProbePoint::address(entry), None, Nothing)?;
     /// // With IBT the probe moves past the `endbr64` that starts the function.
     /// assert!(probe.address() >= entry && probe.address() <= entry + 4);
