@@ -185,7 +185,8 @@ def cmd_test(args):
     if args.impl:
         impls = common.parse_choice(args.impl, common.IMPLS, "--impl")
         for impl in impls:
-            common.require_impl_available(impl)
+            for arch in arches:
+                common.require_impl_available(impl, arch)
     else:
         impls = common.default_impls()
     setup.ensure()
@@ -206,6 +207,10 @@ def cmd_test(args):
                     "missing); only the C implementation is tested")
         for arch in arches:
             for impl in impls:
+                why = common.rust_unavailable_reason(arch) if impl == "rust" else None
+                if why:
+                    res.add(f"kunit {arch}/rust", skipped=1, note=why)
+                    continue
                 banner(f"KUnit on {arch}, {impl} implementation")
                 kunit(res, arch, impl, args.timeout)
         if "x86_64" in arches:

@@ -113,7 +113,7 @@ def build(arch, impl, config, quiet_if_fresh=False):
         raise Failure(f"unsupported --impl {impl}; valid values: {', '.join(common.IMPLS)}")
     if config not in common.CONFIG_NAMES:
         raise Failure(f"unsupported --config {config}; valid values: {', '.join(common.CONFIG_NAMES)}")
-    common.require_impl_available(impl)
+    common.require_impl_available(impl, arch)
     setup.ensure()
     bdir = build_dir(arch, impl, config)
     with common.build_lock():

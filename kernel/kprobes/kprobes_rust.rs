@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The Rust kprobes core: what `kernel/kprobes.c` provides, built when `CONFIG_KPROBES_RUST=y`.
+//!
+//! Constraints: this is the crate root of one built-in object (6.12 Kbuild cannot link one
+//! in-tree Rust crate to another, so core and arch code form a single crate). Everything
+//! reachable from a probe hit is unprobeable (`.kprobes.text`), never allocates and never
+//! sleeps. `include/linux/kprobes.h` stays the contract: the C-linkage symbols, their errno
+//! values and the struct layouts (from bindgen) are those of the C core.
+//!
+//! Design: the logic modules below are `no_std` code that never names the `kernel` crate, so
+//! the host workspace (`tools/testing/rkprobes/host/core`) compiles and tests the very same
+//! files against a simulated architecture. [`glue`] implements their traits on the real
+//! `struct kprobe` and kernel services, and holds the C-linkage entry points; the C half
+//! (`kprobes_helpers.c`) holds the `__weak` defaults, wrappers for C macros and static inlines,
+//! and the `EXPORT_SYMBOL_GPL`s.
+
+pub mod arch;
+pub mod blacklist;
+pub mod debugfs;
+pub mod errno;
+pub mod insn_slot;
+pub mod kretprobe;
+pub mod optimizer;
+pub mod register;
+pub mod store;
+pub mod table;
+pub mod text;
+
+pub mod glue;
