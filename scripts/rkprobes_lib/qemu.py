@@ -33,12 +33,18 @@ def boot(arch, bdir, append, log_path, done, timeout, initrd=None, extra=(), lab
     info(f"booting {bdir.name} under QEMU (console log: {log_path})")
     lines = []
     start = time.monotonic()
+    log = open(log_path, "w")
+    log.write("$ " + " ".join(cmd) + "\n")
+    log.flush()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             text=True, errors="replace", bufsize=1)
 
     def reader():
+        # The console goes to the log as it arrives, so a hung boot can be watched live.
         for ln in proc.stdout:
             lines.append(ln)
+            log.write(ln)
+            log.flush()
 
     t = threading.Thread(target=reader, daemon=True)
     t.start()
@@ -63,9 +69,8 @@ def boot(arch, bdir, append, log_path, done, timeout, initrd=None, extra=(), lab
             proc.kill()
         proc.wait()
         t.join(timeout=5)
+        log.close()
     text = "".join(lines)
-    with open(log_path, "w") as f:
-        f.write("$ " + " ".join(cmd) + "\n" + text)
     secs = time.monotonic() - start
     if not finished and done(text):
         finished = True
