@@ -59,6 +59,11 @@ def boot(arch, bdir, append, log_path, done, timeout, initrd=None, extra=(), lab
                 except subprocess.TimeoutExpired:
                     proc.kill()
                 break
+            if "Kernel panic - not syncing" in lines[-1] if lines else False:
+                # Some boards (loongarch virt) cannot reboot: do not wait for the timeout.
+                time.sleep(1)
+                proc.kill()
+                break
             if time.monotonic() - start > timeout:
                 timed_out = True
                 proc.kill()
