@@ -39,10 +39,14 @@ def boot(arch, bdir, append, log_path, done, timeout, initrd=None, extra=(), lab
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             text=True, errors="replace", bufsize=1)
 
+    panicked = threading.Event()
+
     def reader():
         # The console goes to the log as it arrives, so a hung boot can be watched live.
         for ln in proc.stdout:
             lines.append(ln)
+            if "Kernel panic - not syncing" in ln:
+                panicked.set()
             log.write(ln)
             log.flush()
 
@@ -59,7 +63,7 @@ def boot(arch, bdir, append, log_path, done, timeout, initrd=None, extra=(), lab
                 except subprocess.TimeoutExpired:
                     proc.kill()
                 break
-            if "Kernel panic - not syncing" in lines[-1] if lines else False:
+            if panicked.is_set():
                 # Some boards (loongarch virt) cannot reboot: do not wait for the timeout.
                 time.sleep(1)
                 proc.kill()
