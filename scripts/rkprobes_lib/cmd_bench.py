@@ -134,7 +134,7 @@ class Boot:
         self.boost = None
         self.bare = {}      # site -> [total per repetition]
         self.hit = {}       # case -> (site, [total per repetition])
-        self.hits = {}      # case -> (kprobe hits, kretprobe hits, expected)
+        self.hits = {}      # case -> (pre handler, kretprobe handler, expected, post handler) runs
         self.boostable = {}
         self.path = {}      # case -> flags in kprobes/list
         self.reg = {}       # case -> (probes, [register totals], [unregister totals])
@@ -162,7 +162,7 @@ class Boot:
             elif kind == "hit":
                 self.hit[f[0]] = (f[1], _ints(f[2]))
             elif kind == "hits":
-                self.hits[f[0]] = tuple(int(x) for x in f[1:4])
+                self.hits[f[0]] = tuple(int(x) for x in f[1:5])
             elif kind == "boostable":
                 self.boostable[f[0]] = f[1] == "1"
             elif kind == "path":
@@ -195,11 +195,14 @@ class Boot:
         """Why a per-hit figure is not to be trusted, or None."""
         if case not in self.hit:
             return "not measured"
-        kp, krp, expected = self.hits.get(case, (0, 0, 0))
+        kp, krp, expected, post = self.hits.get(case, (0, 0, 0, 0))
         want_kp = case != "kretprobe"
         want_krp = "kretprobe" in case
+        want_post = case == "kprobe-post" or case.startswith("hash-")
         if want_kp and kp != expected:
             return f"kprobe handler ran {kp} times, {expected} expected"
+        if want_post and post != expected:
+            return f"post handler ran {post} times, {expected} expected"
         if want_krp and krp != expected:
             return f"kretprobe handler ran {krp} times, {expected} expected"
         return None

@@ -20,7 +20,7 @@
  *
  *   RKB bare <target> <total>,...           calls of a target, no probe
  *   RKB hit <case> <target> <total>,...     the same calls, probe armed
- *   RKB hits <case> <kprobe> <kretprobe> <expected>
+ *   RKB hits <case> <pre handler> <kretprobe> <expected> <post handler>
  *   RKB boostable <case> <0|1>
  *   RKB reg <case> <probes> <register total>,... <unregister total>,...
  *
@@ -101,7 +101,7 @@ static unsigned int rkb_nr_fill_kps;
 static struct kretprobe rkb_fill_krps[RKB_FILL_FUNCS];
 static struct kretprobe *rkb_fill_krp_ptrs[RKB_FILL_FUNCS];
 static unsigned int rkb_nr_fill_krps;
-static unsigned long rkb_kp_hits, rkb_krp_hits, rkb_fill_hits;
+static unsigned long rkb_kp_hits, rkb_post_hits, rkb_krp_hits, rkb_fill_hits;
 static u64 rkb_times[RKB_MAX_REPS], rkb_times2[RKB_MAX_REPS];
 static struct dentry *rkb_dir;
 
@@ -114,6 +114,7 @@ static int rkb_pre(struct kprobe *p, struct pt_regs *regs)
 static void rkb_post(struct kprobe *p, struct pt_regs *regs,
 		     unsigned long flags)
 {
+	rkb_post_hits++;
 }
 
 static int rkb_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
@@ -374,6 +375,7 @@ static int rkb_cmd_measure(char *args)
 	char *name = strsep(&args, " ");
 	char *site_name = strsep(&args, " ");
 	unsigned long kp_hits = rkb_kp_hits, krp_hits = rkb_krp_hits;
+	unsigned long post_hits = rkb_post_hits;
 	enum rkb_site site;
 	char what[96];
 	int i;
@@ -384,8 +386,9 @@ static int rkb_cmd_measure(char *args)
 		rkb_times[i] = rkb_time_calls(site);
 	snprintf(what, sizeof(what), "hit %s %s", name, site_name);
 	rkb_print_times(what, rkb_times);
-	pr_info("RKB hits %s %lu %lu %lu\n", name, rkb_kp_hits - kp_hits,
-		rkb_krp_hits - krp_hits, (unsigned long)calls * reps);
+	pr_info("RKB hits %s %lu %lu %lu %lu\n", name, rkb_kp_hits - kp_hits,
+		rkb_krp_hits - krp_hits, (unsigned long)calls * reps,
+		rkb_post_hits - post_hits);
 #ifdef CONFIG_X86
 	if (rkb_kp_armed)
 		pr_info("RKB boostable %s %d\n", name,
