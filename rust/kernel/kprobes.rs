@@ -211,8 +211,9 @@ impl ProbePoint {
     /// let entry_address = entry.address();
     /// drop(entry);
     ///
-    /// // Offset zero is the entry itself (past `endbr64` with IBT), so this is the same place.
-    /// let same = Kprobe::register(ProbePoint::symbol(c_str!("kernel_clone")).offset(0), Nothing)?;
+    /// // The offset is added to an address too: one byte before the entry, plus one.
+    /// let point = ProbePoint::address(entry_address - 1).offset(1);
+    /// let same = Kprobe::register(point, Nothing)?;
     /// assert_eq!(same.address(), entry_address);
     /// # Ok::<(), Error>(())
     /// ```
