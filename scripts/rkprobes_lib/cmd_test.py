@@ -16,6 +16,11 @@ import sys
 from . import common, kbuild, qemu, setup
 from .common import Failure, banner, info
 
+# Suites of our own that the KUnit configuration builds, besides upstream's
+# kprobes_test: a suite that silently stopped being built must fail the run.
+EXPECTED_SUITES = {"x86_64": ("rust_insn_decoder",)}
+EXPECTED_SUITES_ALL = ()
+
 HOST_DIR = common.REPO / "tools" / "testing" / "rkprobes" / "host"
 DECODER_PKG = "rkprobes-x86-insn"
 
@@ -172,6 +177,11 @@ def kunit(res, arch, impl, timeout):
     if len(kp) < a.kunit_cases:
         failed += a.kunit_cases - len(kp)
         note += f"; only {len(kp)} kprobes_test cases ran"
+    suites = {c[0] for c in cases}
+    for suite in EXPECTED_SUITES.get(arch, ()) + EXPECTED_SUITES_ALL:
+        if suite not in suites:
+            failed += 1
+            note += f"; suite {suite} did not run"
     for c in cases:
         if c[2] != "PASS":
             note += f"\n  {c[2]}: {c[0]}.{c[1]}"
