@@ -19,7 +19,7 @@ from .common import Failure, banner, info
 # Suites of our own that the KUnit configuration builds, besides upstream's
 # kprobes_test: a suite that silently stopped being built must fail the run.
 EXPECTED_SUITES = {"x86_64": ("rust_insn_decoder",)}
-EXPECTED_SUITES_ALL = ()
+EXPECTED_SUITES_ALL = ("rust_doctests_kernel",)
 
 HOST_DIR = common.REPO / "tools" / "testing" / "rkprobes" / "host"
 DECODER_PKG = "rkprobes-x86-insn"
