@@ -864,7 +864,7 @@ impl<T> Kprobe<T> {
         unsafe { ptr::read_volatile(addr_of!((*self.kp.get()).addr)) as usize }
     }
 
-    /// Returns how many hits did not run the handlers, because they came while a handler ran.
+    /// Returns how many hits did not run the handlers: they came while a handler ran on that CPU.
     ///
     /// # Examples
     ///
