@@ -14,21 +14,18 @@ assertions. The run fails only when something could not be measured.
 """
 
 import datetime
-import gzip
 import re
 import shutil
 import statistics
 import subprocess
-from pathlib import Path
 
-from . import common, kbuild, qemu
+from . import common, initramfs, kbuild, qemu
 from .common import Failure, banner, info
 
 BENCH_DIR = common.REPO / "tools" / "testing" / "rkprobes" / "bench"
 MODULE_SOURCES = ("Kbuild", "rkb_main.c", "rkb_fill.S")
 MODULE = "rkprobes_bench.ko"
 INIT = BENCH_DIR / "bench-init.sh"
-BUSYBOX = Path("/bin/busybox")
 # One guest instruction is one nanosecond of guest time, and the guest
 # never waits for the host's clock.
 ICOUNT = ["-icount", "shift=0,sleep=off"]
@@ -100,25 +97,8 @@ def build_module(arch, bdir):
 
 
 def make_initramfs(bdir, ko):
-    """A gzip'd newc cpio: static busybox, the bench /init, the benchmark module."""
-    root = bdir / "bench-initramfs"
-    shutil.rmtree(root, ignore_errors=True)
-    for d in ("bin", "dev", "proc", "sys", "lib/modules"):
-        (root / d).mkdir(parents=True)
-    if not BUSYBOX.is_file():
-        raise Failure(f"{BUSYBOX} is missing: apt-get install busybox-static (or scripts/rkprobes setup)")
-    shutil.copy2(BUSYBOX, root / "bin" / "busybox")
-    shutil.copy2(INIT, root / "init")
-    (root / "init").chmod(0o755)
-    shutil.copy2(ko, root / "lib" / "modules" / MODULE)
-    files = subprocess.run(["find", ".", "-mindepth", "1"], cwd=root, capture_output=True, check=True).stdout
-    r = subprocess.run(["cpio", "-o", "-H", "newc", "-R", "0:0", "--quiet"], cwd=root, input=files,
-                       capture_output=True)
-    if r.returncode != 0:
-        raise Failure("cpio failed: " + r.stderr.decode(errors="replace"))
-    out = bdir / "bench-initramfs.cpio.gz"
-    out.write_bytes(gzip.compress(r.stdout, compresslevel=1))
-    return out
+    """Static busybox, the bench /init and the benchmark module."""
+    return initramfs.pack(bdir, "bench-initramfs", INIT, [ko])
 
 
 def _ints(csv):

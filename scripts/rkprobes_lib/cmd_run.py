@@ -1,45 +1,23 @@
 # SPDX-License-Identifier: GPL-2.0
 """`rkprobes run`: boot x86_64 with upstream's kprobes samples and show kprobes at work."""
 
-import gzip
 import re
-import shutil
-import subprocess
-from pathlib import Path
 
-from . import common, kbuild, qemu
+from . import common, initramfs, kbuild, qemu
 from .common import Failure, banner, info
 
 INIT = common.REPO / "tools" / "testing" / "rkprobes" / "initramfs" / "run-init.sh"
 SAMPLE_MODULES = ["samples/kprobes/kprobe_example.ko", "samples/kprobes/kretprobe_example.ko",
                   "samples/rust/rust_kprobe.ko", "samples/rust/rust_kretprobe.ko"]
-BUSYBOX = Path("/bin/busybox")
 
 
 def make_initramfs(bdir):
-    """A gzip'd newc cpio: static busybox, our /init, the sample modules."""
-    root = bdir / "initramfs"
-    shutil.rmtree(root, ignore_errors=True)
-    for d in ("bin", "dev", "proc", "sys", "lib/modules"):
-        (root / d).mkdir(parents=True)
-    if not BUSYBOX.is_file():
-        raise Failure(f"{BUSYBOX} is missing: apt-get install busybox-static (or scripts/rkprobes setup)")
-    shutil.copy2(BUSYBOX, root / "bin" / "busybox")
-    shutil.copy2(INIT, root / "init")
-    (root / "init").chmod(0o755)
-    for m in SAMPLE_MODULES:
-        ko = bdir / m
+    """Static busybox, our /init and the sample modules (which the build must have)."""
+    kos = [bdir / m for m in SAMPLE_MODULES]
+    for m, ko in zip(SAMPLE_MODULES, kos):
         if not ko.is_file():
             raise Failure(f"the build has no {m}; is CONFIG_SAMPLE_KPROBES=m in run.config?")
-        shutil.copy2(ko, root / "lib" / "modules" / ko.name)
-    files = subprocess.run(["find", ".", "-mindepth", "1"], cwd=root, capture_output=True, check=True).stdout
-    r = subprocess.run(["cpio", "-o", "-H", "newc", "-R", "0:0", "--quiet"], cwd=root, input=files,
-                       capture_output=True)
-    if r.returncode != 0:
-        raise Failure("cpio failed: " + r.stderr.decode(errors="replace"))
-    out = bdir / "initramfs.cpio.gz"
-    out.write_bytes(gzip.compress(r.stdout, compresslevel=1))
-    return out
+    return initramfs.pack(bdir, "initramfs", INIT, kos)
 
 
 def cmd_run(args):
