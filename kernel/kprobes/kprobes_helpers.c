@@ -177,34 +177,6 @@ struct kprobe *rkp_list_next_entry(struct kprobe *p)
 	return list_entry(p->list.next, struct kprobe, list);
 }
 
-/* First entry of a bucket or child list, and the next one (RCU walk). */
-struct kprobe *__kprobes rkp_hlist_first_rcu(struct hlist_head *head)
-{
-	return hlist_entry_safe(rcu_dereference_raw(hlist_first_rcu(head)),
-				struct kprobe, hlist);
-}
-
-struct kprobe *__kprobes rkp_hlist_next_rcu(struct kprobe *p)
-{
-	return hlist_entry_safe(rcu_dereference_raw(hlist_next_rcu(&p->hlist)),
-				struct kprobe, hlist);
-}
-
-struct kprobe *__kprobes rkp_list_first_child_rcu(struct kprobe *ap)
-{
-	struct list_head *next = rcu_dereference_raw(list_next_rcu(&ap->list));
-
-	return next == &ap->list ? NULL : list_entry(next, struct kprobe, list);
-}
-
-struct kprobe *__kprobes rkp_list_next_child_rcu(struct kprobe *ap,
-						 struct kprobe *kp)
-{
-	struct list_head *next = rcu_dereference_raw(list_next_rcu(&kp->list));
-
-	return next == &ap->list ? NULL : list_entry(next, struct kprobe, list);
-}
-
 /* ---- per-CPU state and arch macros ---- */
 
 struct kprobe *__kprobes rkp_kprobe_running(void)
@@ -275,7 +247,11 @@ struct kretprobe_blackpoint *rkp_kretprobe_blackpoint(int i)
 /* ---- storage the Rust core drives (all guarded by kprobe_mutex) ---- */
 
 static DEFINE_MUTEX(kprobe_mutex);
-static struct hlist_head kprobe_table[1 << KPROBE_HASH_BITS];
+/*
+ * Not static: the Rust core walks the buckets itself on the probe-hit path
+ * (an RCU read of each ->next, as hlist_for_each_entry_rcu), without a call per node.
+ */
+struct hlist_head rkp_kprobe_table[1 << KPROBE_HASH_BITS];
 static LIST_HEAD(optimizing_list);
 static LIST_HEAD(unoptimizing_list);
 static LIST_HEAD(freeing_list);
@@ -288,11 +264,6 @@ void rkp_kprobe_mutex_lock(void)
 void rkp_kprobe_mutex_unlock(void)
 {
 	mutex_unlock(&kprobe_mutex);
-}
-
-struct hlist_head *__kprobes rkp_kprobe_table_bucket(unsigned int i)
-{
-	return &kprobe_table[i & ((1 << KPROBE_HASH_BITS) - 1)];
 }
 
 /* cpus_read_lock(), then jump_label_lock() if asked, then text_mutex. */
@@ -510,7 +481,8 @@ void rkp_flush_kprobe_optimizer(void)
 
 /* ---- the blacklist (kprobe_mutex or init for writers, RCU for readers) ---- */
 
-static LIST_HEAD(kprobe_blacklist);
+/* Not static: the Rust core walks it inline (registration checks every entry). */
+LIST_HEAD(rkp_kprobe_blacklist);
 
 int rkp_blacklist_add_tail(unsigned long start, unsigned long end)
 {
@@ -521,18 +493,8 @@ int rkp_blacklist_add_tail(unsigned long start, unsigned long end)
 	ent->start_addr = start;
 	ent->end_addr = end;
 	INIT_LIST_HEAD(&ent->list);
-	list_add_tail_rcu(&ent->list, &kprobe_blacklist);
+	list_add_tail_rcu(&ent->list, &rkp_kprobe_blacklist);
 	return 0;
-}
-
-/* First entry, or the one after ent; NULL at the end. Caller is an RCU reader. */
-struct kprobe_blacklist_entry *rkp_blacklist_next(struct kprobe_blacklist_entry *ent)
-{
-	struct list_head *next = rcu_dereference_raw(list_next_rcu(ent ? &ent->list :
-								  &kprobe_blacklist));
-
-	return next == &kprobe_blacklist ? NULL :
-		list_entry(next, struct kprobe_blacklist_entry, list);
 }
 
 void rkp_blacklist_remove(struct kprobe_blacklist_entry *ent)

@@ -163,9 +163,10 @@ pub trait ProbeStore {
     fn is_aggr(&self, p: Self::Probe) -> bool;
     /// `p->pre_handler == pre_handler_kretprobe`.
     fn is_kretprobe(&self, p: Self::Probe) -> bool;
-    /// `p->pre_handler(p, regs)` on a non-aggregate probe.
+    /// `p->pre_handler(p, regs)` on a non-aggregate probe; 0 without calling when it is NULL
+    /// (the hit path reads the pointer once, then tests and calls it).
     fn call_pre_handler(&self, p: Self::Probe, regs: Self::Regs) -> i32;
-    /// `p->post_handler(p, regs, flags)` on a non-aggregate probe.
+    /// `p->post_handler(p, regs, flags)` on a non-aggregate probe; nothing when it is NULL.
     fn call_post_handler(&self, p: Self::Probe, regs: Self::Regs, flags: usize);
     /// `copy_kprobe(from, to)`: copies `opcode` and `ainsn`.
     fn copy_kprobe(&self, from: Self::Probe, to: Self::Probe);

@@ -43,10 +43,8 @@ pub fn get_kprobe<S: ProbeStore>(s: &S, addr: usize) -> Option<S::Probe> {
 #[inline(always)]
 pub fn aggr_pre_handler<S: ProbeStore>(s: &S, ap: S::Probe, regs: S::Regs) -> i32 {
     let r = s.for_each_child(ap, |kp| {
-        if s.has_pre_handler(kp)
-            && !flags_disabled(s.flags(kp))
-            && s.call_pre_handler(kp, regs) != 0
-        {
+        // C's `kp->pre_handler && !kprobe_disabled(kp)`: the NULL test is in the call.
+        if !flags_disabled(s.flags(kp)) && s.call_pre_handler(kp, regs) != 0 {
             return ControlFlow::Break(());
         }
         ControlFlow::Continue(())
@@ -58,7 +56,7 @@ pub fn aggr_pre_handler<S: ProbeStore>(s: &S, ap: S::Probe, regs: S::Regs) -> i3
 #[inline(always)]
 pub fn aggr_post_handler<S: ProbeStore>(s: &S, ap: S::Probe, regs: S::Regs, flags: usize) {
     let _ = s.for_each_child(ap, |kp| {
-        if s.has_post_handler(kp) && !flags_disabled(s.flags(kp)) {
+        if !flags_disabled(s.flags(kp)) {
             s.call_post_handler(kp, regs, flags);
         }
         ControlFlow::Continue(())
@@ -69,7 +67,7 @@ pub fn aggr_post_handler<S: ProbeStore>(s: &S, ap: S::Probe, regs: S::Regs, flag
 #[inline(always)]
 pub fn opt_pre_handler<S: ProbeStore>(s: &S, ap: S::Probe, regs: S::Regs) {
     let _ = s.for_each_child(ap, |kp| {
-        if s.has_pre_handler(kp) && !flags_disabled(s.flags(kp)) {
+        if !flags_disabled(s.flags(kp)) {
             s.call_pre_handler(kp, regs);
         }
         ControlFlow::Continue(())

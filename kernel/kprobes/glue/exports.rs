@@ -6,10 +6,10 @@
 //! Constraints: the probe-hit entry points (`get_kprobe`, `aggr_pre_handler`,
 //! `aggr_post_handler`, `opt_pre_handler`, `kprobes_inc_nmissed_count`) are placed in
 //! `.kprobes.text`, so they and the logic inlined into them are unprobeable, as C's
-//! `NOKPROBE_SYMBOL`s are; they neither allocate nor lock. A NULL probe pointer, which C would
-//! dereference, is refused with -EINVAL or ignored. `EXPORT_SYMBOL_GPL` for the ten module-facing
-//! functions is emitted from C (kprobes_helpers.c). Not yet bridged: the objpool kretprobe path
-//! (arm64), kprobes-on-ftrace, debugfs, sysctl, notifiers, init (see `GLUE.md`).
+//! `NOKPROBE_SYMBOL`s are; they neither allocate nor lock. A NULL probe pointer passed to the
+//! API, which C would dereference, is refused with -EINVAL or ignored; the hit-path handlers
+//! take the arch's pointer to the hashed probe, never NULL, unchecked as C does.
+//! `EXPORT_SYMBOL_GPL` for the module-facing functions is emitted from C (`kprobes_helpers.c`).
 
 use core::ffi::c_int;
 use core::ptr::NonNull;
@@ -28,6 +28,19 @@ use crate::{blacklist, optimizer, register, table};
 fn kp(p: *mut bindings::kprobe) -> Option<Kp> {
     // SAFETY: the kprobes API contract: a probe passed in stays valid for the call.
     NonNull::new(p).map(|p| unsafe { Kp::from_raw(p) })
+}
+
+/// The aggregate a hit-path handler was called with.
+///
+/// # Safety
+///
+/// `p` is non-NULL and points to a live probe: the arch calls `ap->pre_handler(ap, regs)` (and
+/// the optimized path `opt_pre_handler(&op->kp, regs)`) with the hashed probe itself, as C's
+/// handlers, which dereference it unchecked, rely on.
+#[inline(always)]
+unsafe fn hit_kp(p: *mut bindings::kprobe) -> Kp {
+    // SAFETY: non-NULL and live by the caller's contract.
+    unsafe { Kp::from_raw(NonNull::new_unchecked(p)) }
 }
 
 fn ret(r: Result) -> c_int {
@@ -55,7 +68,8 @@ pub unsafe extern "C" fn aggr_pre_handler(
     p: *mut bindings::kprobe,
     regs: *mut bindings::pt_regs,
 ) -> c_int {
-    kp(p).map_or(0, |ap| table::aggr_pre_handler(&KERNEL, ap, regs))
+    // SAFETY: the arch calls an aggregate's pre_handler with that aggregate (`# Safety`).
+    table::aggr_pre_handler(&KERNEL, unsafe { hit_kp(p) }, regs)
 }
 
 /// `aggr_post_handler()` (static in C; installed as an aggregate's `post_handler`).
@@ -69,9 +83,8 @@ pub unsafe extern "C" fn aggr_post_handler(
     regs: *mut bindings::pt_regs,
     flags: usize,
 ) {
-    if let Some(ap) = kp(p) {
-        table::aggr_post_handler(&KERNEL, ap, regs, flags);
-    }
+    // SAFETY: the arch calls an aggregate's post_handler with that aggregate (`# Safety`).
+    table::aggr_post_handler(&KERNEL, unsafe { hit_kp(p) }, regs, flags);
 }
 
 /// `opt_pre_handler()`: the optimized path's fan-out.
@@ -82,9 +95,8 @@ pub unsafe extern "C" fn aggr_post_handler(
 #[no_mangle]
 #[link_section = ".kprobes.text"]
 pub unsafe extern "C" fn opt_pre_handler(p: *mut bindings::kprobe, regs: *mut bindings::pt_regs) {
-    if let Some(ap) = kp(p) {
-        table::opt_pre_handler(&KERNEL, ap, regs);
-    }
+    // SAFETY: the arch's optimized callback passes `&op->kp` of a live aggregate (`# Safety`).
+    table::opt_pre_handler(&KERNEL, unsafe { hit_kp(p) }, regs);
 }
 
 /// `kprobes_inc_nmissed_count()`.

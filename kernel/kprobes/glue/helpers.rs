@@ -8,7 +8,7 @@
 use core::ffi::c_void;
 
 use kernel::bindings::{
-    hlist_head, kprobe, kprobe_blacklist_entry, kprobe_opcode_t, kretprobe_blackpoint,
+    hlist_head, kprobe, kprobe_blacklist_entry, kprobe_opcode_t, kretprobe_blackpoint, list_head,
 };
 
 // `struct module` is passed as `void *`: in some configs it embeds empty lock structs that trip
@@ -25,16 +25,11 @@ extern "C" {
     pub(super) fn rkp_list_empty(p: *mut kprobe) -> bool;
     pub(super) fn rkp_list_is_singular(p: *mut kprobe) -> bool;
     pub(super) fn rkp_list_next_entry(p: *mut kprobe) -> *mut kprobe;
-    pub(super) fn rkp_hlist_first_rcu(head: *mut hlist_head) -> *mut kprobe;
-    pub(super) fn rkp_hlist_next_rcu(p: *mut kprobe) -> *mut kprobe;
-    pub(super) fn rkp_list_first_child_rcu(ap: *mut kprobe) -> *mut kprobe;
-    pub(super) fn rkp_list_next_child_rcu(ap: *mut kprobe, kp: *mut kprobe) -> *mut kprobe;
     pub(super) fn rkp_flush_insn_slot(p: *mut kprobe);
     pub(super) fn rkp_kretprobe_blackpoint(i: i32) -> *mut kretprobe_blackpoint;
 
     pub(super) fn rkp_kprobe_mutex_lock();
     pub(super) fn rkp_kprobe_mutex_unlock();
-    pub(super) fn rkp_kprobe_table_bucket(i: u32) -> *mut hlist_head;
     pub(super) fn rkp_text_lock(jump_label: bool);
     pub(super) fn rkp_text_unlock(jump_label: bool);
     pub(super) fn rkp_jump_label_lock();
@@ -50,9 +45,6 @@ extern "C" {
     pub(super) fn rkp_alloc_aggr_kprobe(addr: *mut kprobe_opcode_t) -> *mut kprobe;
     pub(super) fn rkp_free_aggr_kprobe(ap: *mut kprobe);
     pub(super) fn rkp_blacklist_add_tail(start: usize, end: usize) -> i32;
-    pub(super) fn rkp_blacklist_next(
-        ent: *mut kprobe_blacklist_entry,
-    ) -> *mut kprobe_blacklist_entry;
     pub(super) fn rkp_blacklist_remove(ent: *mut kprobe_blacklist_entry);
     pub(super) fn rkp_rcu_read_lock();
     pub(super) fn rkp_rcu_read_unlock();
@@ -89,4 +81,12 @@ extern "C" {
     pub(super) fn rkp_ftrace_set_filter_ip(ops: i32, addr: usize, remove: bool) -> i32;
     pub(super) fn rkp_register_ftrace_function(ops: i32) -> i32;
     pub(super) fn rkp_unregister_ftrace_function(ops: i32) -> i32;
+}
+
+extern "C" {
+    /// The probe hash buckets (`kprobe_table` in C), defined in `kprobes_helpers.c` so that the
+    /// table keeps C's placement; the core reads it under RCU and links under `kprobe_mutex`.
+    pub(super) static mut rkp_kprobe_table: [hlist_head; crate::store::KPROBE_TABLE_SIZE];
+    /// `kprobe_blacklist` in C: the RCU list of `struct kprobe_blacklist_entry`.
+    pub(super) static mut rkp_kprobe_blacklist: list_head;
 }

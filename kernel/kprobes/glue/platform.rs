@@ -15,6 +15,7 @@
 use core::cell::UnsafeCell;
 use core::ffi::CStr;
 use core::marker::PhantomData;
+use core::mem::offset_of;
 use core::ops::{ControlFlow, Deref, DerefMut};
 use core::ptr::{self, addr_of, addr_of_mut, NonNull};
 
@@ -24,7 +25,7 @@ use super::helpers::*;
 use crate::arch::Arch;
 use crate::blacklist::BlacklistStore;
 use crate::errno::{from_c_ret, Result};
-use crate::store::{KprobeState, OptQueue, ProbeStore};
+use crate::store::{KprobeState, OptQueue, ProbeStore, KPROBE_TABLE_SIZE};
 use crate::text::{FtraceOps, KernelText, Ksym, KSYM_NAME_LEN};
 
 /// Handle to a `struct kprobe`.
@@ -62,6 +63,40 @@ impl Kp {
         // queued aggregate, under the same RCU section or lock as the walk that asked for it.
         NonNull::new(p).map(|p| unsafe { Kp::from_raw(p) })
     }
+}
+
+/// The bucket `bucket` (masked to the table size) of `rkp_kprobe_table`.
+#[inline(always)]
+fn bucket_head(bucket: usize) -> *mut bindings::hlist_head {
+    // SAFETY: only the address of an in-bounds element is formed (the index is masked); no
+    // reference to the mutable static is created.
+    unsafe {
+        addr_of_mut!(rkp_kprobe_table)
+            .cast::<bindings::hlist_head>()
+            .add(bucket & (KPROBE_TABLE_SIZE - 1))
+    }
+}
+
+/// `hlist_entry(n, struct kprobe, hlist)`.
+///
+/// # Safety
+///
+/// `n` is the `hlist` member of a `struct kprobe`.
+#[inline(always)]
+unsafe fn container_of_hlist(n: NonNull<bindings::hlist_node>) -> NonNull<bindings::kprobe> {
+    // SAFETY: by the caller, stepping back by the member's offset stays inside the kprobe.
+    unsafe { n.byte_sub(offset_of!(bindings::kprobe, hlist)).cast() }
+}
+
+/// `list_entry(n, struct kprobe, list)`.
+///
+/// # Safety
+///
+/// `n` is the `list` member of a `struct kprobe`.
+#[inline(always)]
+unsafe fn container_of_list(n: NonNull<bindings::list_head>) -> NonNull<bindings::kprobe> {
+    // SAFETY: by the caller, stepping back by the member's offset stays inside the kprobe.
+    unsafe { n.byte_sub(offset_of!(bindings::kprobe, list)).cast() }
 }
 
 struct StateCell(UnsafeCell<KprobeState>);
@@ -304,20 +339,23 @@ impl ProbeStore for Kernel {
         bucket: usize,
         mut f: impl FnMut(Kp) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        // SAFETY: the bucket index is masked in C; readers hold kprobe_mutex or run with
-        // preemption disabled (an RCU reader), as get_kprobe() requires.
-        let mut cur =
-            Kp::from_c(unsafe { rkp_hlist_first_rcu(rkp_kprobe_table_bucket(bucket as u32)) });
-        while let Some(p) = cur {
+        // `hlist_for_each_entry_rcu()` written out, so the walk costs no call per node.
+        // SAFETY: the bucket head is a static; readers hold kprobe_mutex or run with preemption
+        // disabled (an RCU reader), as get_kprobe() requires, so every node read stays live.
+        let mut node = unsafe { ptr::read_volatile(addr_of!((*bucket_head(bucket)).first)) };
+        while let Some(n) = NonNull::new(node) {
+            // SAFETY: every node in the table is the `hlist` member of a hashed `struct kprobe`.
+            let p = unsafe { Kp::from_raw(container_of_hlist(n)) };
             f(p)?;
-            // SAFETY: `p` is still hashed or RCU-protected (`f` does not unlink in this bucket).
-            cur = Kp::from_c(unsafe { rkp_hlist_next_rcu(p.as_ptr()) });
+            // SAFETY: `n` is still hashed or RCU-protected (`f` does not unlink in this bucket);
+            // READ_ONCE of the next pointer, as rcu_dereference_raw().
+            node = unsafe { ptr::read_volatile(addr_of!((*n.as_ptr()).next)) };
         }
         ControlFlow::Continue(())
     }
     fn hlist_add_head_rcu(&self, bucket: usize, p: Kp) {
         // SAFETY: kprobe_mutex held; `p` live.
-        unsafe { rkp_hlist_add_head_rcu(p.as_ptr(), rkp_kprobe_table_bucket(bucket as u32)) };
+        unsafe { rkp_hlist_add_head_rcu(p.as_ptr(), bucket_head(bucket)) };
     }
     fn hlist_del_rcu(&self, p: Kp) {
         // SAFETY: kprobe_mutex held; `p` hashed.
@@ -363,12 +401,21 @@ impl ProbeStore for Kernel {
     }
     #[inline(always)]
     fn for_each_child(&self, ap: Kp, mut f: impl FnMut(Kp) -> ControlFlow<()>) -> ControlFlow<()> {
-        // SAFETY: `ap` is a live aggregate; RCU reader or kprobe_mutex held.
-        let mut cur = Kp::from_c(unsafe { rkp_list_first_child_rcu(ap.as_ptr()) });
-        while let Some(kp) = cur {
+        // `list_for_each_entry_rcu(kp, &ap->list, list)` written out.
+        // SAFETY: `ap` is a live aggregate (type invariant); RCU reader or kprobe_mutex held.
+        let head = unsafe { addr_of_mut!((*ap.as_ptr()).list) };
+        // SAFETY: `head` is live; READ_ONCE of `next`, as rcu_dereference_raw().
+        let mut next = unsafe { ptr::read_volatile(addr_of!((*head).next)) };
+        while next != head {
+            // SAFETY: a linked `list_head`'s `next` is never NULL (INIT_LIST_HEAD, list_add_rcu
+            // and list_del_rcu keep it pointing at an entry or the head), and every entry on an
+            // aggregate's list is the `list` member of a live child.
+            let n = unsafe { NonNull::new_unchecked(next) };
+            // SAFETY: as above.
+            let kp = unsafe { Kp::from_raw(container_of_list(n)) };
             f(kp)?;
-            // SAFETY: `kp` is still on the list or RCU-protected.
-            cur = Kp::from_c(unsafe { rkp_list_next_child_rcu(ap.as_ptr(), kp.as_ptr()) });
+            // SAFETY: `n` is still on the list or RCU-protected; READ_ONCE of its `next`.
+            next = unsafe { ptr::read_volatile(addr_of!((*n.as_ptr()).next)) };
         }
         ControlFlow::Continue(())
     }
@@ -641,37 +688,66 @@ impl BlacklistStore for Kernel {
     ) -> ControlFlow<()> {
         // SAFETY: an RCU read-side section around the walk.
         unsafe { rkp_rcu_read_lock() };
-        // SAFETY: RCU walk of the blacklist from its head.
-        let mut cur = unsafe { rkp_blacklist_next(ptr::null_mut()) };
         let mut r = ControlFlow::Continue(());
-        while !cur.is_null() {
-            // SAFETY: `cur` is a live entry inside the RCU section.
-            let (s, e) = unsafe { ((*cur).start_addr as usize, (*cur).end_addr as usize) };
+        // `list_for_each_entry_rcu()` written out: registration walks thousands of entries.
+        for ent in BlacklistWalk::new() {
+            // SAFETY: `ent` is a live entry inside the RCU section.
+            let (s, e) = unsafe { ((*ent).start_addr as usize, (*ent).end_addr as usize) };
             r = f(s, e);
             if r.is_break() {
                 break;
             }
-            // SAFETY: as above.
-            cur = unsafe { rkp_blacklist_next(cur) };
         }
         // SAFETY: ends the section opened above.
         unsafe { rkp_rcu_read_unlock() };
         r
     }
     fn blacklist_remove_if(&self, mut pred: impl FnMut(usize, usize) -> bool) {
-        // SAFETY: writers hold kprobe_mutex; the next entry is read before removing the current.
-        let mut cur = unsafe { rkp_blacklist_next(ptr::null_mut()) };
-        while !cur.is_null() {
-            // SAFETY: `cur` is live (writers are serialised by kprobe_mutex).
-            let next = unsafe { rkp_blacklist_next(cur) };
-            // SAFETY: as above.
-            let (s, e) = unsafe { ((*cur).start_addr as usize, (*cur).end_addr as usize) };
+        // Writers hold kprobe_mutex; the walk reads the next entry before yielding the current
+        // one, so removing it is safe (`list_for_each_entry_safe()`).
+        for ent in BlacklistWalk::new() {
+            // SAFETY: `ent` is live (writers are serialised by kprobe_mutex).
+            let (s, e) = unsafe { ((*ent).start_addr as usize, (*ent).end_addr as usize) };
             if pred(s, e) {
-                // SAFETY: list_del_rcu + kfree_rcu of a live entry.
-                unsafe { rkp_blacklist_remove(cur) };
+                // SAFETY: list_del_rcu + kfree_rcu of a live, linked entry.
+                unsafe { rkp_blacklist_remove(ent) };
             }
-            cur = next;
         }
+    }
+}
+
+/// Walks `rkp_kprobe_blacklist`, reading each entry's successor before yielding the entry.
+///
+/// # Invariants
+///
+/// `next` is the `list` member of a live entry, or the list head. The user is an RCU reader
+/// or holds `kprobe_mutex`.
+struct BlacklistWalk {
+    head: *mut bindings::list_head,
+    next: *mut bindings::list_head,
+}
+
+impl BlacklistWalk {
+    fn new() -> Self {
+        // Only the address of the C static is taken (no reference to it is formed).
+        let head = addr_of_mut!(rkp_kprobe_blacklist);
+        // SAFETY: the head is initialised statically; READ_ONCE as rcu_dereference_raw().
+        let next = unsafe { ptr::read_volatile(addr_of!((*head).next)) };
+        // INVARIANT: `next` is the first entry or the head.
+        BlacklistWalk { head, next }
+    }
+}
+
+impl Iterator for BlacklistWalk {
+    type Item = *mut bindings::kprobe_blacklist_entry;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let cur = NonNull::new(self.next).filter(|n| n.as_ptr() != self.head)?;
+        // SAFETY: by the invariant `cur` is the `list` member of a live entry.
+        self.next = unsafe { ptr::read_volatile(addr_of!((*cur.as_ptr()).next)) };
+        let off = offset_of!(bindings::kprobe_blacklist_entry, list);
+        // SAFETY: stepping back from the member to its containing entry stays in bounds.
+        Some(unsafe { cur.byte_sub(off) }.cast().as_ptr())
     }
 }
 

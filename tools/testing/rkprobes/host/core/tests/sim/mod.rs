@@ -856,10 +856,12 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
             self.inner().log.push(Call::Pre(p));
             return rkprobes_core::kretprobe::pre_handler_kretprobe(self, p, ());
         }
-        let spec = self.rec(p, |r| {
+        let Some(spec) = self.rec(p, |r| {
             assert!(!r.aggr, "aggregate pre_handler called as a user handler");
-            r.pre.clone().expect("pre_handler")
-        });
+            r.pre.clone()
+        }) else {
+            return 0;
+        };
         self.inner().log.push(Call::Pre(p));
         if let Some(a) = spec.reenter {
             self.hit(a);
@@ -867,7 +869,9 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
         spec.ret
     }
     fn call_post_handler(&self, p: Pid, _regs: (), _flags: usize) {
-        let spec = self.rec(p, |r| r.post.clone().expect("post_handler"));
+        let Some(spec) = self.rec(p, |r| r.post.clone()) else {
+            return;
+        };
         self.inner().log.push(Call::Post(p));
         if let Some(a) = spec.reenter {
             self.hit(a);
