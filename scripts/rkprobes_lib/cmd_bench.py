@@ -381,11 +381,15 @@ def _commit():
     return commit + (" (with uncommitted changes in the working tree)" if r.stdout.strip() else "")
 
 
-def measure(args, impl):
-    """Build, boot --boots times and parse; returns the implementation's Column."""
+def prepare(args, impl):
+    """Build the kernel and the module; returns (build dir, initramfs)."""
     bdir = kbuild.build(args.arch, impl, "bench")
     ko = build_module(args.arch, bdir)
-    initrd = make_initramfs(bdir, ko)
+    return bdir, make_initramfs(bdir, ko)
+
+
+def measure(args, impl, bdir, initrd):
+    """Boot --boots times and parse; returns the implementation's Column."""
     boots = []
     for n in range(1, args.boots + 1):
         log = bdir / f"bench-console-{n}.log"
@@ -427,12 +431,23 @@ def cmd_bench(args):
 
     columns = {}
     failed = {}
-    for impl in impls:
+    built = {}
+    # Every build first, under one hold of the build lock, so that nobody else's build
+    # lands between a kernel and its module; then the boots, which need no lock.
+    with common.build_lock():
+        for impl in impls:
+            banner(f"benchmark: {args.arch}, building the {impl} implementation")
+            try:
+                built[impl] = prepare(args, impl)
+            except Failure as e:
+                # One implementation failing must not hide the other's figures.
+                common.error(f"{impl}: {e}")
+                failed[impl] = str(e).splitlines()[0]
+    for impl, (bdir, initrd) in built.items():
         banner(f"benchmark: {args.arch}, {impl} implementation")
         try:
-            columns[impl] = measure(args, impl)
+            columns[impl] = measure(args, impl, bdir, initrd)
         except Failure as e:
-            # One implementation failing must not hide the other's figures.
             common.error(f"{impl}: {e}")
             failed[impl] = str(e).splitlines()[0]
 

@@ -195,9 +195,24 @@ def tail(path, lines=40):
         return "(no log)"
 
 
+_lock_depth = 0
+
+
 @contextmanager
 def build_lock():
-    """Serialise tree preparation and kernel builds: one at a time on this machine."""
+    """Serialise tree preparation and kernel builds: one at a time on this machine.
+
+    Re-entrant within one process, so a command can hold it across several builds (a kernel
+    and the module built against it) without another build slipping in between.
+    """
+    global _lock_depth
+    if _lock_depth:
+        _lock_depth += 1
+        try:
+            yield
+        finally:
+            _lock_depth -= 1
+        return
     CACHE.mkdir(parents=True, exist_ok=True)
     with open(CACHE / "build.lock", "w") as f:
         try:
@@ -205,4 +220,8 @@ def build_lock():
         except BlockingIOError:
             info("another rkprobes build holds the build lock; waiting for it")
             fcntl.flock(f, fcntl.LOCK_EX)
-        yield
+        _lock_depth = 1
+        try:
+            yield
+        finally:
+            _lock_depth = 0
