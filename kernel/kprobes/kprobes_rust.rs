@@ -28,3 +28,14 @@ pub mod table;
 pub mod text;
 
 pub mod glue;
+
+/// The x86 instruction decoder (`arch/x86/lib/insn_decoder/`), the one copy in the kernel when
+/// the Rust core is built; the host workspace tests the same files.
+#[cfg(CONFIG_X86_64)]
+#[path = "../../arch/x86/lib/insn_decoder/mod.rs"]
+pub mod insn_decoder;
+
+/// The decoder's C ABI for the KUnit suite `rust_insn_decoder`.
+#[cfg(all(CONFIG_X86_64, CONFIG_KPROBES_RUST_INSN_KUNIT))]
+#[path = "../../arch/x86/lib/insn_decoder_abi.rs"]
+pub mod insn_decoder_abi;
