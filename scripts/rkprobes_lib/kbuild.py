@@ -42,12 +42,15 @@ def make_env():
 
 
 def _fragments(arch, impl, config):
+    """The fragments of one build: config, arch and impl ones, then `<config>-<arch>.config`
+    when it exists (what one configuration needs, or can leave out, on one arch only)."""
     names = [f"{config}.config", f"arch-{arch}.config", f"impl-{impl}.config"]
     paths = [common.CONFIGS / n for n in names]
     for p in paths:
         if not p.is_file():
             raise Failure(f"missing config fragment {p.relative_to(common.REPO)}")
-    return paths
+    extra = common.CONFIGS / f"{config}-{arch}.config"
+    return paths + ([extra] if extra.is_file() else [])
 
 
 def _wanted_options(text):
