@@ -8,19 +8,19 @@
 //! `.kprobes.text`, so they and the logic inlined into them are unprobeable, as C's
 //! `NOKPROBE_SYMBOL`s are; they neither allocate nor lock. A NULL probe pointer, which C would
 //! dereference, is refused with -EINVAL or ignored. `EXPORT_SYMBOL_GPL` for the ten module-facing
-//! functions is emitted from C (kprobes_helpers.c). Not yet bridged: the objpool kretprobe path
-//! (arm64), kprobes-on-ftrace, debugfs, sysctl, notifiers, init (see `GLUE.md`).
+//! functions is emitted from C (kprobes_helpers.c). Not yet bridged: kprobes-on-ftrace,
+//! debugfs, sysctl, notifiers, init (see `GLUE.md`).
 
 use core::ffi::c_int;
 use core::ptr::NonNull;
 
 use kernel::bindings;
 
-#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+#[cfg(CONFIG_KRETPROBES)]
 use super::kretprobe::Krp;
 use super::platform::{Kp, KERNEL};
 use crate::errno::{to_c_ret, Errno, Result};
-#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+#[cfg(CONFIG_KRETPROBES)]
 use crate::kretprobe;
 use crate::{blacklist, optimizer, register, table};
 
@@ -101,24 +101,24 @@ pub unsafe extern "C" fn kprobes_inc_nmissed_count(p: *mut bindings::kprobe) {
 }
 
 /// The address of `pre_handler_kretprobe` (how `report_probe` tells `r` from `k`).
-#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+#[cfg(CONFIG_KRETPROBES)]
 pub fn pre_handler_kretprobe_addr() -> Option<usize> {
     Some(super::kretprobe::pre_handler_kretprobe as *const () as usize)
 }
 
 /// Without kretprobes no probe is one.
-#[cfg(not(CONFIG_KRETPROBE_ON_RETHOOK))]
+#[cfg(not(CONFIG_KRETPROBES))]
 pub fn pre_handler_kretprobe_addr() -> Option<usize> {
     None
 }
 
-#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+#[cfg(CONFIG_KRETPROBES)]
 fn krp(rp: *mut bindings::kretprobe) -> Option<Krp> {
     // SAFETY: the kprobes API contract: a kretprobe passed in stays valid for the call.
     NonNull::new(rp).map(|rp| unsafe { Krp::from_raw(rp) })
 }
 
-#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+#[cfg(CONFIG_KRETPROBES)]
 /// `register_kretprobe()`.
 #[no_mangle]
 pub extern "C" fn register_kretprobe(rp: *mut bindings::kretprobe) -> c_int {
@@ -127,7 +127,7 @@ pub extern "C" fn register_kretprobe(rp: *mut bindings::kretprobe) -> c_int {
         .and_then(|rp| kretprobe::register_kretprobe(&KERNEL, rp)))
 }
 
-#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+#[cfg(CONFIG_KRETPROBES)]
 /// `unregister_kretprobe()`.
 #[no_mangle]
 pub extern "C" fn unregister_kretprobe(rp: *mut bindings::kretprobe) {
@@ -136,7 +136,7 @@ pub extern "C" fn unregister_kretprobe(rp: *mut bindings::kretprobe) {
     }
 }
 
-#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+#[cfg(CONFIG_KRETPROBES)]
 /// Turns a C array of kretprobe pointers into handles (`Krp` is transparent).
 ///
 /// # Safety
@@ -149,7 +149,7 @@ unsafe fn kretprobes<'a>(rps: *mut *mut bindings::kretprobe, num: c_int) -> Opti
     Some(unsafe { core::slice::from_raw_parts(rps.as_ptr().cast::<Krp>(), n) })
 }
 
-#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+#[cfg(CONFIG_KRETPROBES)]
 /// `register_kretprobes()`.
 ///
 /// # Safety
@@ -167,7 +167,7 @@ pub unsafe extern "C" fn register_kretprobes(
     }
 }
 
-#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+#[cfg(CONFIG_KRETPROBES)]
 /// `unregister_kretprobes()`.
 ///
 /// # Safety
