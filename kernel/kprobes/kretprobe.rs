@@ -7,7 +7,10 @@
 //! sleep; unprobeable in the kernel). The instance pool itself is the kernel's: a `rethook`
 //! (`KRETPROBE_ON_RETHOOK`) or an `objpool` behind a `kretprobe_holder`, because the arch return
 //! trampolines and `task_struct` own those nodes; the core sizes it up front at registration and
-//! only applies C's rules through [`KretprobeStore`]. `no_std`; does not name the `kernel` crate.
+//! only applies C's rules through [`KretprobeStore`]. On the objpool path the per-task instance
+//! lists and the return side (`__kretprobe_trampoline_handler()`, `kretprobe_find_ret_addr()`,
+//! `kprobe_flush_task()`) are logic here too, through [`TaskInstances`]. `no_std`; does not name
+//! the `kernel` crate.
 //!
 //! One deliberate difference: C dereferences a NULL pool when a never-registered kretprobe is
 //! unregistered (contract 7.5); [`KretprobeStore::detach_instance_pool`] must tolerate that.

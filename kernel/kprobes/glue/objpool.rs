@@ -174,6 +174,8 @@ pub fn instance_recycle(rp: Krp, ri: Instance) {
 }
 
 /// `arch_prepare_kretprobe()` and `__llist_add()` onto `current`'s list.
+///
+/// `mcount` plays no part: without rethook there are no kretprobes on ftrace.
 #[inline(always)]
 pub fn instance_hook(ri: Instance, regs: *mut bindings::pt_regs, _mcount: bool) {
     kretprobe::hook_instance(&KERNEL, ri, regs);
@@ -299,8 +301,10 @@ impl TaskInstances for Kernel {
     }
     #[inline(always)]
     fn kprobe_running(&self) -> Option<Kp> {
-        // SAFETY: per-CPU read with preemption disabled; a running probe is live.
-        NonNull::new(unsafe { rkp_kprobe_running() }).map(|p| unsafe { Kp::from_raw(p) })
+        // SAFETY: per-CPU read with preemption disabled.
+        let p = unsafe { rkp_kprobe_running() };
+        // SAFETY: the running probe stays live while it runs (it is this CPU's).
+        NonNull::new(p).map(|p| unsafe { Kp::from_raw(p) })
     }
     #[inline(always)]
     fn set_current_kprobe(&self, p: Option<Kp>) {
