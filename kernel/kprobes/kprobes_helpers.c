@@ -26,9 +26,11 @@
 #include <linux/hash.h>
 #include <linux/jump_label.h>
 #include <linux/kallsyms.h>
+#include <linux/kdebug.h>
 #include <linux/kprobes.h>
 #include <linux/list.h>
 #include <linux/memory.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/notifier.h>
@@ -36,8 +38,10 @@
 #include <linux/perf_event.h>
 #include <linux/preempt.h>
 #include <linux/rculist.h>
+#include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/static_call.h>
 #include <linux/sysctl.h>
 #include <linux/workqueue.h>
 #include <asm/sections.h>
@@ -331,6 +335,17 @@ bool rkp_module_is_coming(struct module *mod)
 	return module_is_coming(mod);
 }
 
+/* Real functions on x86; static inlines returning 0 on arches without them. */
+bool rkp_in_gate_area_no_mm(unsigned long addr)
+{
+	return in_gate_area_no_mm(addr);
+}
+
+bool rkp_static_call_text_reserved(void *addr)
+{
+	return static_call_text_reserved(addr, addr);
+}
+
 unsigned long rkp_ftrace_location(unsigned long addr)
 {
 	return ftrace_location(addr);
@@ -522,6 +537,79 @@ unsigned int rkp_num_possible_cpus(void)
 {
 	return num_possible_cpus();
 }
+
+/* ---- kretprobe instances on the objpool path (!KRETPROBE_ON_RETHOOK) ---- */
+
+#if defined(CONFIG_KRETPROBES) && !defined(CONFIG_KRETPROBE_ON_RETHOOK)
+/* Set by init_kprobes(); kprobe_flush_task() does nothing before. */
+static bool kprobes_initialized;
+
+bool __kprobes rkp_kprobes_initialized(void)
+{
+	return kprobes_initialized;
+}
+
+struct kretprobe_holder *rkp_kzalloc_kretprobe_holder(void)
+{
+	return kzalloc(sizeof(struct kretprobe_holder), GFP_KERNEL);
+}
+
+void rkp_kretprobe_holder_set_rp(struct kretprobe_holder *rph,
+				 struct kretprobe *rp)
+{
+	rcu_assign_pointer(rph->rp, rp);
+}
+
+struct kretprobe_instance *__kprobes
+rkp_objpool_pop(struct kretprobe_holder *rph)
+{
+	return objpool_pop(&rph->pool);
+}
+
+void __kprobes rkp_objpool_push(struct kretprobe_instance *ri,
+				struct kretprobe_holder *rph)
+{
+	objpool_push(ri, &rph->pool);
+}
+
+struct llist_head *__kprobes rkp_current_kretprobe_instances(void)
+{
+	return &current->kretprobe_instances;
+}
+
+struct llist_head *__kprobes rkp_task_kretprobe_instances(struct task_struct *tk)
+{
+	return &tk->kretprobe_instances;
+}
+
+unsigned long __kprobes rkp_kretprobe_trampoline_addr(void)
+{
+	return (unsigned long)kretprobe_trampoline_addr();
+}
+
+void __kprobes rkp_instruction_pointer_set(struct pt_regs *regs,
+					   unsigned long addr)
+{
+	instruction_pointer_set(regs, addr);
+}
+
+/* WARN_ON_ONCE() keeps one flag per call site, hence one helper per site. */
+void __kprobes rkp_warn_kretprobe_no_cursor(void)
+{
+	WARN_ON_ONCE(1);
+}
+
+void __kprobes rkp_warn_kretprobe_frame_mismatch(void)
+{
+	WARN_ON_ONCE(1);
+}
+
+void __noreturn __kprobes rkp_kretprobe_ret_addr_bug(void)
+{
+	pr_err("kretprobe: Return address not found, not execute handler. Maybe there is a bug in the kernel.\n");
+	BUG();
+}
+#endif
 
 /* ---- per-CPU busy marker and the module-facing exports ---- */
 
@@ -762,6 +850,9 @@ static int __init init_kprobes(void)
 #ifdef CONFIG_MODULES
 	if (!err)
 		err = register_module_notifier(&kprobe_module_nb);
+#endif
+#if defined(CONFIG_KRETPROBES) && !defined(CONFIG_KRETPROBE_ON_RETHOOK)
+	kprobes_initialized = (err == 0);
 #endif
 	return err;
 }

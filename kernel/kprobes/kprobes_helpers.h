@@ -9,6 +9,7 @@
 #include <linux/kprobes.h>
 
 struct module;
+struct task_struct;
 
 void rkp_hlist_add_head_rcu(struct kprobe *p, struct hlist_head *head);
 void rkp_hlist_del_rcu(struct kprobe *p);
@@ -42,6 +43,8 @@ void rkp_module_put(struct module *mod);
 bool rkp_within_module_init(unsigned long addr, struct module *mod);
 bool rkp_within_module_core(unsigned long addr, struct module *mod);
 bool rkp_module_is_coming(struct module *mod);
+bool rkp_in_gate_area_no_mm(unsigned long addr);
+bool rkp_static_call_text_reserved(void *addr);
 unsigned long rkp_ftrace_location(unsigned long addr);
 struct kprobe *rkp_alloc_aggr_kprobe(kprobe_opcode_t *addr);
 void rkp_free_aggr_kprobe(struct kprobe *ap);
@@ -52,6 +55,23 @@ void rkp_rcu_read_unlock(void);
 unsigned int rkp_num_possible_cpus(void);
 void rkp_synchronize_rcu_tasks(void);
 unsigned long rkp_dereference_symbol_descriptor(unsigned long addr);
+
+#if defined(CONFIG_KRETPROBES) && !defined(CONFIG_KRETPROBE_ON_RETHOOK)
+bool rkp_kprobes_initialized(void);
+struct kretprobe_holder *rkp_kzalloc_kretprobe_holder(void);
+void rkp_kretprobe_holder_set_rp(struct kretprobe_holder *rph,
+				 struct kretprobe *rp);
+struct kretprobe_instance *rkp_objpool_pop(struct kretprobe_holder *rph);
+void rkp_objpool_push(struct kretprobe_instance *ri,
+		      struct kretprobe_holder *rph);
+struct llist_head *rkp_current_kretprobe_instances(void);
+struct llist_head *rkp_task_kretprobe_instances(struct task_struct *tk);
+unsigned long rkp_kretprobe_trampoline_addr(void);
+void rkp_instruction_pointer_set(struct pt_regs *regs, unsigned long addr);
+void rkp_warn_kretprobe_no_cursor(void);
+void rkp_warn_kretprobe_frame_mismatch(void);
+void __noreturn rkp_kretprobe_ret_addr_bug(void);
+#endif
 
 /* Defined in Rust (kernel/kprobes/glue/). */
 int rkp_init_kprobes(unsigned long *start, unsigned long *end, int *blacklist_err);

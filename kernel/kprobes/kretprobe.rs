@@ -7,7 +7,10 @@
 //! sleep; unprobeable in the kernel). The instance pool itself is the kernel's: a `rethook`
 //! (`KRETPROBE_ON_RETHOOK`) or an `objpool` behind a `kretprobe_holder`, because the arch return
 //! trampolines and `task_struct` own those nodes; the core sizes it up front at registration and
-//! only applies C's rules through [`KretprobeStore`]. `no_std`; does not name the `kernel` crate.
+//! only applies C's rules through [`KretprobeStore`]. On the objpool path the per-task instance
+//! lists and the return side (`__kretprobe_trampoline_handler()`, `kretprobe_find_ret_addr()`,
+//! `kprobe_flush_task()`) are logic here too, through [`TaskInstances`]. `no_std`; does not name
+//! the `kernel` crate.
 //!
 //! One deliberate difference: C dereferences a NULL pool when a never-registered kretprobe is
 //! unregistered (contract 7.5); [`KretprobeStore::detach_instance_pool`] must tolerate that.
@@ -182,4 +185,208 @@ pub fn pre_handler_kretprobe<A: KretprobeStore>(a: &A, rp: A::Kretprobe, regs: A
         a.instance_hook(rp, ri, regs, mcount);
     }
     0
+}
+
+/// The objpool path's per-task instance lists (`!KRETPROBE_ON_RETHOOK`, arm64).
+///
+/// There the pool is a `kretprobe_holder` and an instance in flight sits on its task's
+/// `kretprobe_instances` list (newest first) until the probed function returns through the arch
+/// trampoline, which calls [`kretprobe_trampoline_handler`]. The list is only touched by its
+/// own task, or by [`kprobe_flush_task`] once the task is dead, so the plain `__llist_*` field
+/// accesses below need no atomics. Every method runs on the probe-hit or function-return path:
+/// no allocation, no lock, no sleep.
+pub trait TaskInstances {
+    /// Handle to a `struct kretprobe`.
+    type Kretprobe: Copy;
+    /// Handle to a `struct kretprobe_instance`.
+    type Instance: Copy + PartialEq;
+    /// Handle to a task's `kretprobe_instances` list head.
+    type Task: Copy;
+    /// Handle to a `struct kprobe`.
+    type Probe: Copy;
+    /// `struct pt_regs *`.
+    type Regs: Copy;
+
+    /// `kprobes_initialized`.
+    fn kprobes_initialized(&self) -> bool;
+    /// `current`'s list.
+    fn current_task(&self) -> Self::Task;
+    /// `tsk->kretprobe_instances.first`.
+    fn first_instance(&self, task: Self::Task) -> Option<Self::Instance>;
+    /// `tsk->kretprobe_instances.first = ri`.
+    fn set_first_instance(&self, task: Self::Task, ri: Option<Self::Instance>);
+    /// `ri->llist.next`.
+    fn next_instance(&self, ri: Self::Instance) -> Option<Self::Instance>;
+    /// `ri->llist.next = next`.
+    fn set_next_instance(&self, ri: Self::Instance, next: Option<Self::Instance>);
+    /// `ri->ret_addr`.
+    fn ret_addr(&self, ri: Self::Instance) -> usize;
+    /// `ri->ret_addr = addr`.
+    fn set_ret_addr(&self, ri: Self::Instance, addr: usize);
+    /// `ri->fp`.
+    fn frame_pointer(&self, ri: Self::Instance) -> usize;
+    /// `kretprobe_trampoline_addr()`.
+    fn kretprobe_trampoline_addr(&self) -> usize;
+    /// `get_kretprobe(ri)`: `ri->rph->rp` under RCU, `None` once the kretprobe is unregistered.
+    fn get_kretprobe(&self, ri: Self::Instance) -> Option<Self::Kretprobe>;
+    /// `&rp->kp`.
+    fn kretprobe_probe(&self, rp: Self::Kretprobe) -> Self::Probe;
+    /// `rp->handler != NULL`.
+    fn has_return_handler(&self, rp: Self::Kretprobe) -> bool;
+    /// `rp->handler(ri, regs)`.
+    fn call_return_handler(&self, rp: Self::Kretprobe, ri: Self::Instance, regs: Self::Regs);
+    /// `kprobe_running()`.
+    fn kprobe_running(&self) -> Option<Self::Probe>;
+    /// `__this_cpu_write(current_kprobe, p)`.
+    fn set_current_kprobe(&self, p: Option<Self::Probe>);
+    /// `kprobe_busy_begin()`.
+    fn kprobe_busy_begin(&self);
+    /// `kprobe_busy_end()`.
+    fn kprobe_busy_end(&self);
+    /// `arch_prepare_kretprobe(ri, regs)`: save the return address and frame, divert the return.
+    fn arch_prepare_kretprobe(&self, ri: Self::Instance, regs: Self::Regs);
+    /// `instruction_pointer_set(regs, addr)`.
+    fn instruction_pointer_set(&self, regs: Self::Regs, addr: usize);
+    /// `arch_kretprobe_fixup_return(regs, addr)`.
+    fn arch_kretprobe_fixup_return(&self, regs: Self::Regs, addr: usize);
+    /// `objpool_push(ri, &rp->rph->pool)`.
+    fn pool_push(&self, rp: Self::Kretprobe, ri: Self::Instance);
+    /// `call_rcu(&ri->rcu, free_rp_inst_rcu)`: drop `ri` from its orphaned pool after a grace
+    /// period.
+    fn drop_instance_rcu(&self, ri: Self::Instance);
+    /// `WARN_ON_ONCE()` for an instance whose frame is not the returning one.
+    fn warn_frame_mismatch(&self);
+}
+
+/// The hook half of `pre_handler_kretprobe()` on the objpool path: `arch_prepare_kretprobe()`,
+/// then `__llist_add(&ri->llist, &current->kretprobe_instances)`.
+#[inline(always)]
+pub fn hook_instance<A: TaskInstances>(a: &A, ri: A::Instance, regs: A::Regs) {
+    a.arch_prepare_kretprobe(ri, regs);
+    let task = a.current_task();
+    a.set_next_instance(ri, a.first_instance(task));
+    a.set_first_instance(task, Some(ri));
+}
+
+/// `recycle_rp_inst()`: back to the pool, or, when the kretprobe is gone, freed after a grace
+/// period (an orphaned pool goes when its last object is dropped).
+#[inline(always)]
+pub fn recycle_rp_inst<A: TaskInstances>(a: &A, ri: A::Instance) {
+    match a.get_kretprobe(ri) {
+        Some(rp) => a.pool_push(rp, ri),
+        None => a.drop_instance_rcu(ri),
+    }
+}
+
+/// `kprobe_flush_task()`: a dead task's instances (functions that never returned) are recycled.
+pub fn kprobe_flush_task<A: TaskInstances>(a: &A, task: A::Task) {
+    if !a.kprobes_initialized() {
+        return;
+    }
+    a.kprobe_busy_begin();
+    let mut node = a.first_instance(task);
+    a.set_first_instance(task, None);
+    while let Some(ri) = node {
+        node = a.next_instance(ri);
+        recycle_rp_inst(a, ri);
+    }
+    a.kprobe_busy_end();
+}
+
+/// `__kretprobe_find_ret_addr()`: the next real return address on `task`'s list after `*cur`
+/// (from the top when `None`), leaving `*cur` at its instance; 0 when there is none.
+///
+/// Instances whose saved address is the trampoline itself (a kretprobe'd function called from
+/// the trampoline path) are skipped.
+#[inline(always)]
+pub fn find_ret_addr<A: TaskInstances>(
+    a: &A,
+    task: A::Task,
+    cur: &mut Option<A::Instance>,
+) -> usize {
+    let trampoline = a.kretprobe_trampoline_addr();
+    let mut node = match *cur {
+        None => a.first_instance(task),
+        Some(c) => a.next_instance(c),
+    };
+    while let Some(ri) = node {
+        let ret = a.ret_addr(ri);
+        if ret != trampoline {
+            *cur = Some(ri);
+            return ret;
+        }
+        node = a.next_instance(ri);
+    }
+    0
+}
+
+/// `kretprobe_find_ret_addr()`: the real return address of the frame `fp` on `task`, 0 if none.
+///
+/// The unwinders call it repeatedly with the same cursor, one frame at a time.
+pub fn kretprobe_find_ret_addr<A: TaskInstances>(
+    a: &A,
+    task: A::Task,
+    fp: usize,
+    cur: &mut Option<A::Instance>,
+) -> usize {
+    loop {
+        let ret = find_ret_addr(a, task, cur);
+        match *cur {
+            Some(ri) if ret != 0 && a.frame_pointer(ri) != fp => continue,
+            _ => return ret,
+        }
+    }
+}
+
+/// `__kretprobe_trampoline_handler()`: a kretprobe'd function returned to the trampoline.
+///
+/// Runs the return handler of every instance of this frame (newest first, with `current_kprobe`
+/// set to its probe and `ri->ret_addr` to the real return address), lets the arch fix the
+/// return, unlinks the frame's instances and recycles them. Returns the real return address, or
+/// `None` when `current` has no instance with one: a kernel bug, upon which C BUG()s, so the
+/// caller must not continue; nothing was changed in that case.
+pub fn kretprobe_trampoline_handler<A: TaskInstances>(
+    a: &A,
+    regs: A::Regs,
+    frame_pointer: usize,
+) -> Option<usize> {
+    let task = a.current_task();
+    let mut last = None;
+    let correct_ret_addr = find_ret_addr(a, task, &mut last);
+    let last = last.filter(|_| correct_ret_addr != 0)?;
+
+    // A stack trace taken by the handler starts from the real return address.
+    a.instruction_pointer_set(regs, correct_ret_addr);
+
+    let mut node = a.first_instance(task);
+    while let Some(ri) = node {
+        if a.frame_pointer(ri) != frame_pointer {
+            a.warn_frame_mismatch();
+            break;
+        }
+        if let Some(rp) = a.get_kretprobe(ri) {
+            if a.has_return_handler(rp) {
+                let prev = a.kprobe_running();
+                a.set_current_kprobe(Some(a.kretprobe_probe(rp)));
+                a.set_ret_addr(ri, correct_ret_addr);
+                a.call_return_handler(rp, ri, regs);
+                a.set_current_kprobe(prev);
+            }
+        }
+        if ri == last {
+            break;
+        }
+        node = a.next_instance(ri);
+    }
+
+    a.arch_kretprobe_fixup_return(regs, correct_ret_addr);
+
+    let mut node = a.first_instance(task);
+    a.set_first_instance(task, a.next_instance(last));
+    a.set_next_instance(last, None);
+    while let Some(ri) = node {
+        node = a.next_instance(ri);
+        recycle_rp_inst(a, ri);
+    }
+    Some(correct_ret_addr)
 }

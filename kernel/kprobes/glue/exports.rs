@@ -16,11 +16,11 @@ use core::ptr::NonNull;
 
 use kernel::bindings;
 
-#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+#[cfg(CONFIG_KRETPROBES)]
 use super::kretprobe::Krp;
 use super::platform::{Kp, KERNEL};
 use crate::errno::{to_c_ret, Errno, Result};
-#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+#[cfg(CONFIG_KRETPROBES)]
 use crate::kretprobe;
 use crate::{blacklist, optimizer, register, table};
 
@@ -113,24 +113,24 @@ pub unsafe extern "C" fn kprobes_inc_nmissed_count(p: *mut bindings::kprobe) {
 }
 
 /// The address of `pre_handler_kretprobe` (how `report_probe` tells `r` from `k`).
-#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+#[cfg(CONFIG_KRETPROBES)]
 pub fn pre_handler_kretprobe_addr() -> Option<usize> {
     Some(super::kretprobe::pre_handler_kretprobe as *const () as usize)
 }
 
 /// Without kretprobes no probe is one.
-#[cfg(not(CONFIG_KRETPROBE_ON_RETHOOK))]
+#[cfg(not(CONFIG_KRETPROBES))]
 pub fn pre_handler_kretprobe_addr() -> Option<usize> {
     None
 }
 
-#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+#[cfg(CONFIG_KRETPROBES)]
 fn krp(rp: *mut bindings::kretprobe) -> Option<Krp> {
     // SAFETY: the kprobes API contract: a kretprobe passed in stays valid for the call.
     NonNull::new(rp).map(|rp| unsafe { Krp::from_raw(rp) })
 }
 
-#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+#[cfg(CONFIG_KRETPROBES)]
 /// `register_kretprobe()`.
 #[no_mangle]
 pub extern "C" fn register_kretprobe(rp: *mut bindings::kretprobe) -> c_int {
@@ -139,7 +139,7 @@ pub extern "C" fn register_kretprobe(rp: *mut bindings::kretprobe) -> c_int {
         .and_then(|rp| kretprobe::register_kretprobe(&KERNEL, rp)))
 }
 
-#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+#[cfg(CONFIG_KRETPROBES)]
 /// `unregister_kretprobe()`.
 #[no_mangle]
 pub extern "C" fn unregister_kretprobe(rp: *mut bindings::kretprobe) {
@@ -148,7 +148,7 @@ pub extern "C" fn unregister_kretprobe(rp: *mut bindings::kretprobe) {
     }
 }
 
-#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+#[cfg(CONFIG_KRETPROBES)]
 /// Turns a C array of kretprobe pointers into handles (`Krp` is transparent).
 ///
 /// # Safety
@@ -161,7 +161,7 @@ unsafe fn kretprobes<'a>(rps: *mut *mut bindings::kretprobe, num: c_int) -> Opti
     Some(unsafe { core::slice::from_raw_parts(rps.as_ptr().cast::<Krp>(), n) })
 }
 
-#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+#[cfg(CONFIG_KRETPROBES)]
 /// `register_kretprobes()`.
 ///
 /// # Safety
@@ -179,7 +179,7 @@ pub unsafe extern "C" fn register_kretprobes(
     }
 }
 
-#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+#[cfg(CONFIG_KRETPROBES)]
 /// `unregister_kretprobes()`.
 ///
 /// # Safety

@@ -41,6 +41,8 @@ extern "C" {
     pub(super) fn rkp_within_module_init(addr: usize, m: *mut c_void) -> bool;
     pub(super) fn rkp_within_module_core(addr: usize, m: *mut c_void) -> bool;
     pub(super) fn rkp_module_is_coming(m: *mut c_void) -> bool;
+    pub(super) fn rkp_in_gate_area_no_mm(addr: usize) -> bool;
+    pub(super) fn rkp_static_call_text_reserved(addr: *mut c_void) -> bool;
     pub(super) fn rkp_ftrace_location(addr: usize) -> usize;
     pub(super) fn rkp_alloc_aggr_kprobe(addr: *mut kprobe_opcode_t) -> *mut kprobe;
     pub(super) fn rkp_free_aggr_kprobe(ap: *mut kprobe);
@@ -51,7 +53,36 @@ extern "C" {
     pub(super) fn rkp_num_possible_cpus() -> u32;
     pub(super) fn rkp_synchronize_rcu_tasks();
     pub(super) fn rkp_set_current_kprobe(p: *mut kprobe);
+    #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
     pub(super) fn rkp_set_kprobe_status(status: usize);
+}
+
+#[cfg(all(CONFIG_KRETPROBES, not(CONFIG_KRETPROBE_ON_RETHOOK)))]
+extern "C" {
+    pub(super) fn rkp_kzalloc_kretprobe_holder() -> *mut kernel::bindings::kretprobe_holder;
+    pub(super) fn rkp_kretprobe_holder_set_rp(
+        rph: *mut kernel::bindings::kretprobe_holder,
+        rp: *mut kernel::bindings::kretprobe,
+    );
+    pub(super) fn rkp_objpool_pop(
+        rph: *mut kernel::bindings::kretprobe_holder,
+    ) -> *mut kernel::bindings::kretprobe_instance;
+    pub(super) fn rkp_objpool_push(
+        ri: *mut kernel::bindings::kretprobe_instance,
+        rph: *mut kernel::bindings::kretprobe_holder,
+    );
+    pub(super) fn rkp_kprobes_initialized() -> bool;
+    pub(super) fn rkp_kprobe_running() -> *mut kprobe;
+    pub(super) fn rkp_current_kretprobe_instances() -> *mut kernel::bindings::llist_head;
+    // `struct task_struct` is passed as `void *`, as `struct module` is.
+    pub(super) fn rkp_task_kretprobe_instances(
+        tk: *mut c_void,
+    ) -> *mut kernel::bindings::llist_head;
+    pub(super) fn rkp_kretprobe_trampoline_addr() -> usize;
+    pub(super) fn rkp_instruction_pointer_set(regs: *mut kernel::bindings::pt_regs, addr: usize);
+    pub(super) fn rkp_warn_kretprobe_no_cursor();
+    pub(super) fn rkp_warn_kretprobe_frame_mismatch();
+    pub(super) fn rkp_kretprobe_ret_addr_bug() -> !;
 }
 
 #[cfg(CONFIG_OPTPROBES)]

@@ -1,21 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Kernel implementation of [`KretprobeStore`] on the rethook path (`KRETPROBE_ON_RETHOOK`:
-//! x86, riscv, loongarch, powerpc, s390), and the two handlers the core installs.
+//! Kernel implementation of [`KretprobeStore`], and the `pre_handler` the core installs on every
+//! kretprobe.
 //!
-//! Constraints: [`pre_handler_kretprobe`] and [`kretprobe_rethook_handler`] run on the probe-hit
-//! and function-return paths (preemption disabled, no allocation, no lock) and sit in
-//! `.kprobes.text`. The instance pool is the rethook's objpool, sized at registration. The
-//! objpool-only arches (arm64) need the `kretprobe_holder` variant, not written yet.
+//! Constraints: [`pre_handler_kretprobe`] runs on the probe-hit path (preemption disabled, no
+//! allocation, no lock) and sits in `.kprobes.text`. The instance pool is allocated at
+//! registration and is either a rethook's objpool (`KRETPROBE_ON_RETHOOK`: x86, riscv,
+//! loongarch; [`super::rethook`]) or a `kretprobe_holder`'s objpool with per-task instance lists
+//! (arm64; [`super::objpool`]). The fields common to both are read here.
 
-use core::ffi::c_void;
 use core::ptr::{self, addr_of, addr_of_mut, NonNull};
 
 use kernel::bindings;
 
-use super::helpers::*;
+#[cfg(not(CONFIG_KRETPROBE_ON_RETHOOK))]
+use super::objpool as pool;
 use super::platform::{Kernel, Kp, KERNEL};
-use crate::errno::{Errno, Result, MAX_ERRNO};
+#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+use super::rethook as pool;
+use crate::errno::Result;
 use crate::kretprobe::KretprobeStore;
 
 /// Handle to a `struct kretprobe`.
@@ -33,25 +36,22 @@ impl Krp {
     /// # Safety
     ///
     /// `rp` must stay valid for the duration of the API call that received it.
+    #[inline(always)]
     pub unsafe fn from_raw(rp: NonNull<bindings::kretprobe>) -> Self {
         // INVARIANT: guaranteed by the caller.
         Krp(rp)
     }
 
-    fn as_ptr(self) -> *mut bindings::kretprobe {
+    /// The raw pointer, for C.
+    #[inline(always)]
+    pub fn as_ptr(self) -> *mut bindings::kretprobe {
         self.0.as_ptr()
     }
 }
 
-#[inline(always)]
-fn rethook_of(rp: Krp) -> *mut bindings::rethook {
-    // SAFETY: `rp` is live (type invariant).
-    unsafe { ptr::read_volatile(addr_of!((*rp.as_ptr()).rh)) }
-}
-
 impl KretprobeStore for Kernel {
     type Kretprobe = Krp;
-    type Instance = NonNull<bindings::rethook_node>;
+    type Instance = pool::Instance;
     const KRETPROBES: bool = true;
 
     #[inline(always)]
@@ -95,51 +95,24 @@ impl KretprobeStore for Kernel {
     }
     fn num_possible_cpus(&self) -> u32 {
         // SAFETY: reads the possible-CPU mask.
-        unsafe { rkp_num_possible_cpus() }
+        unsafe { super::helpers::rkp_num_possible_cpus() }
     }
     fn alloc_instance_pool(&self, rp: Krp) -> Result {
-        let size = core::mem::size_of::<bindings::kretprobe_instance>() + self.data_size(rp);
-        let size = i32::try_from(size).map_err(|_| Errno::E2BIG)?;
-        // SAFETY: allocates a rethook whose data is `rp` and whose handler is ours.
-        let rh = unsafe {
-            bindings::rethook_alloc(
-                rp.as_ptr().cast::<c_void>(),
-                Some(kretprobe_rethook_handler),
-                size,
-                self.maxactive(rp),
-            )
-        };
-        let v = rh as isize;
-        if v < 0 && v >= -(MAX_ERRNO as isize) {
-            return Err(Errno::from_neg(v as i32).unwrap_or(Errno::ENOMEM));
-        }
-        // SAFETY: `rp` live; publish the pool before the probe is registered.
-        unsafe { ptr::write_volatile(addr_of_mut!((*rp.as_ptr()).rh), rh) };
-        Ok(())
+        pool::alloc_instance_pool(rp, self.maxactive(rp), self.data_size(rp))
     }
     fn free_instance_pool(&self, rp: Krp) {
-        let rh = rethook_of(rp);
-        if !rh.is_null() {
-            // SAFETY: `rh` is the pool allocated for `rp`; the probe never got registered.
-            unsafe { bindings::rethook_free(rh) };
-        }
-        // SAFETY: `rp` live.
-        unsafe { ptr::write_volatile(addr_of_mut!((*rp.as_ptr()).rh), ptr::null_mut()) };
+        pool::free_instance_pool(rp);
     }
     fn detach_instance_pool(&self, rp: Krp) {
-        let rh = rethook_of(rp);
-        // C dereferences a NULL `rh` for a never-registered kretprobe; skip it instead.
-        if !rh.is_null() {
-            // SAFETY: `rh` is `rp`'s pool; rethook_free() detaches in-flight nodes via RCU.
-            unsafe { bindings::rethook_free(rh) };
-        }
+        pool::detach_instance_pool(rp);
     }
-    fn release_instance_pool(&self, _rp: Krp) {}
+    fn release_instance_pool(&self, rp: Krp) {
+        pool::release_instance_pool(rp);
+    }
 
     #[inline(always)]
     fn instance_try_get(&self, rp: Krp) -> Option<Self::Instance> {
-        // SAFETY: `rh` is live while the probe is registered (we are its pre_handler).
-        NonNull::new(unsafe { bindings::rethook_try_get(rethook_of(rp)) })
+        pool::instance_try_get(rp)
     }
     #[inline(always)]
     fn has_entry_handler(&self, rp: Krp) -> bool {
@@ -148,19 +121,18 @@ impl KretprobeStore for Kernel {
     }
     #[inline(always)]
     fn call_entry_handler(&self, rp: Krp, ri: Self::Instance, regs: *mut bindings::pt_regs) -> i32 {
-        // SAFETY: `node` is the first member of `struct kretprobe_instance`; the handler is
-        // the owner's, called as C calls it.
+        // SAFETY: `rp` live; the handler is the owner's, called as C calls it, with the
+        // `struct kretprobe_instance` that `ri` is.
         unsafe {
             match ptr::read_volatile(addr_of!((*rp.as_ptr()).entry_handler)) {
-                Some(f) => f(ri.as_ptr().cast(), regs),
+                Some(f) => f(pool::instance_ptr(ri), regs),
                 None => 0,
             }
         }
     }
     #[inline(always)]
-    fn instance_recycle(&self, _rp: Krp, ri: Self::Instance) {
-        // SAFETY: `ri` came from rethook_try_get() and was not hooked.
-        unsafe { bindings::rethook_recycle(ri.as_ptr()) };
+    fn instance_recycle(&self, rp: Krp, ri: Self::Instance) {
+        pool::instance_recycle(rp, ri);
     }
     #[inline(always)]
     fn instance_hook(
@@ -170,8 +142,7 @@ impl KretprobeStore for Kernel {
         regs: *mut bindings::pt_regs,
         mcount: bool,
     ) {
-        // SAFETY: `ri` came from rethook_try_get(); `regs` are the probe hit's.
-        unsafe { bindings::rethook_hook(ri.as_ptr(), regs, mcount) };
+        pool::instance_hook(ri, regs, mcount);
     }
 }
 
@@ -191,37 +162,4 @@ pub unsafe extern "C" fn pre_handler_kretprobe(
     // SAFETY: `kp` is the first member of `struct kretprobe` (container_of with offset 0).
     let rp = unsafe { Krp::from_raw(p.cast()) };
     crate::kretprobe::pre_handler_kretprobe(&KERNEL, rp, regs)
-}
-
-/// `kretprobe_rethook_handler()` (static in C): runs the user's return handler.
-///
-/// # Safety
-///
-/// Called by rethook with the node of an instance of the kretprobe `data`.
-#[link_section = ".kprobes.text"]
-pub unsafe extern "C" fn kretprobe_rethook_handler(
-    rh: *mut bindings::rethook_node,
-    data: *mut c_void,
-    _ret_addr: usize,
-    regs: *mut bindings::pt_regs,
-) {
-    let rp = data.cast::<bindings::kretprobe>();
-    // C WARNs once on NULL data (a broken rethook).
-    if rp.is_null() {
-        return;
-    }
-    // SAFETY: `data` is the kretprobe this rethook was allocated for, alive while the rethook
-    // calls back (rethook_free() clears the handler before the kretprobe can go).
-    let Some(handler) = (unsafe { ptr::read_volatile(addr_of!((*rp).handler)) }) else {
-        return;
-    };
-    // SAFETY: per-CPU writes with preemption disabled (rethook handler context).
-    unsafe {
-        rkp_set_current_kprobe(addr_of_mut!((*rp).kp));
-        rkp_set_kprobe_status(bindings::KPROBE_HIT_ACTIVE as usize);
-    }
-    // SAFETY: `node` is the first member of `struct kretprobe_instance`.
-    unsafe { handler(rh.cast(), regs) };
-    // SAFETY: as above.
-    unsafe { rkp_set_current_kprobe(ptr::null_mut()) };
 }

@@ -13,11 +13,10 @@ pub mod exports;
 mod helpers;
 pub mod init;
 pub mod insn_slot;
-#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+#[cfg(CONFIG_KRETPROBES)]
 pub mod kretprobe;
-pub mod platform;
-
-// The objpool kretprobe path (arm64 and the non-rethook arches) is not bridged yet: fail the
-// build loudly rather than at link time.
 #[cfg(all(CONFIG_KRETPROBES, not(CONFIG_KRETPROBE_ON_RETHOOK)))]
-compile_error!("Rust kprobes glue: the objpool kretprobe path is not written yet");
+pub mod objpool;
+pub mod platform;
+#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+pub mod rethook;

@@ -158,6 +158,7 @@ fn ftrace_ops_id(ops: FtraceOps) -> i32 {
     }
 }
 
+#[cfg(CONFIG_OPTPROBES)]
 fn queue_id(q: OptQueue) -> i32 {
     match q {
         OptQueue::Optimizing => 0,
@@ -572,7 +573,7 @@ impl KernelText for Kernel {
     }
     fn in_gate_area_no_mm(&self, addr: usize) -> bool {
         // SAFETY: pure address query.
-        unsafe { bindings::in_gate_area_no_mm(addr as _) != 0 }
+        unsafe { rkp_in_gate_area_no_mm(addr) }
     }
     fn jump_label_text_reserved(&self, addr: usize) -> bool {
         // SAFETY: jump_label_lock held by the caller.
@@ -580,7 +581,7 @@ impl KernelText for Kernel {
     }
     fn static_call_text_reserved(&self, addr: usize) -> bool {
         // SAFETY: pure address query.
-        unsafe { bindings::static_call_text_reserved(addr as *mut _, addr as *mut _) != 0 }
+        unsafe { rkp_static_call_text_reserved(addr as *mut _) }
     }
     fn find_bug(&self, addr: usize) -> bool {
         // SAFETY: pure address query.
