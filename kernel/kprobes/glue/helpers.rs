@@ -52,8 +52,10 @@ extern "C" {
     pub(super) fn rkp_rcu_read_unlock();
     pub(super) fn rkp_num_possible_cpus() -> u32;
     pub(super) fn rkp_synchronize_rcu_tasks();
+    // On x86_64 SMP `percpu.rs` stores inline instead.
+    #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP)))]
     pub(super) fn rkp_set_current_kprobe(p: *mut kprobe);
-    #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+    #[cfg(all(CONFIG_KRETPROBE_ON_RETHOOK, not(all(CONFIG_X86_64, CONFIG_SMP))))]
     pub(super) fn rkp_set_kprobe_status(status: usize);
 }
 

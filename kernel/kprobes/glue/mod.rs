@@ -17,6 +17,8 @@ pub mod insn_slot;
 pub mod kretprobe;
 #[cfg(all(CONFIG_KRETPROBES, not(CONFIG_KRETPROBE_ON_RETHOOK)))]
 pub mod objpool;
+#[cfg(CONFIG_KRETPROBES)]
+mod percpu;
 pub mod platform;
 #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
 pub mod rethook;

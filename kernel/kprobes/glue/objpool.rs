@@ -21,6 +21,7 @@ use kernel::bindings;
 
 use super::helpers::*;
 use super::kretprobe::Krp;
+use super::percpu::set_current_kprobe;
 use super::platform::{Kernel, Kp, KERNEL};
 use crate::errno::{Errno, Result};
 use crate::kretprobe::{self, TaskInstances};
@@ -310,7 +311,7 @@ impl TaskInstances for Kernel {
     fn set_current_kprobe(&self, p: Option<Kp>) {
         let p = p.map_or(ptr::null_mut(), Kp::as_ptr);
         // SAFETY: per-CPU write with preemption disabled.
-        unsafe { rkp_set_current_kprobe(p) };
+        unsafe { set_current_kprobe(p) };
     }
     #[inline(always)]
     fn kprobe_busy_begin(&self) {

@@ -13,8 +13,8 @@ use core::ptr::{self, addr_of, addr_of_mut, NonNull};
 
 use kernel::bindings;
 
-use super::helpers::*;
 use super::kretprobe::Krp;
+use super::percpu::{set_current_kprobe, set_kprobe_status};
 use crate::errno::{Errno, Result, MAX_ERRNO};
 
 /// An instance is its rethook node (the first member of `struct kretprobe_instance`).
@@ -123,11 +123,11 @@ pub unsafe extern "C" fn kretprobe_rethook_handler(
     };
     // SAFETY: per-CPU writes with preemption disabled (rethook handler context).
     unsafe {
-        rkp_set_current_kprobe(addr_of_mut!((*rp).kp));
-        rkp_set_kprobe_status(bindings::KPROBE_HIT_ACTIVE as usize);
+        set_current_kprobe(addr_of_mut!((*rp).kp));
+        set_kprobe_status(bindings::KPROBE_HIT_ACTIVE as usize);
     }
     // SAFETY: `node` is the first member of `struct kretprobe_instance`.
     unsafe { handler(rh.cast(), regs) };
     // SAFETY: as above.
-    unsafe { rkp_set_current_kprobe(ptr::null_mut()) };
+    unsafe { set_current_kprobe(ptr::null_mut()) };
 }
