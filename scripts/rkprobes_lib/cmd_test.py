@@ -13,7 +13,7 @@ import re
 import subprocess
 import sys
 
-from . import common, kbuild, qemu, setup
+from . import common, conformance, kbuild, qemu, setup
 from .common import Failure, banner, info
 
 # Suites of our own that the KUnit configuration builds, besides upstream's
@@ -223,6 +223,8 @@ def cmd_test(args):
                     continue
                 banner(f"KUnit on {arch}, {impl} implementation")
                 kunit(res, arch, impl, args.timeout)
+            conformance.run_all(res, arch, [i for i in impls if i != "rust" or not common.rust_unavailable_reason(arch)],
+                                args.timeout)
         if "x86_64" in arches:
             banner("x86 decoder: differential test against objdump")
             decoder_difftest(res)
