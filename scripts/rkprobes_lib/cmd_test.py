@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """`rkprobes test`: host checks, decoder checks, then KUnit in QEMU per (arch, impl).
 
+On x86_64 it also runs our conformance suite on each implementation and
+diffs their transcripts (conformance.py).
+
 Every step runs even when an earlier one failed; the summary lists each step
 and the run ends with one line `N passed, N failed, N skipped`, counting
 test cases (cargo tests, KUnit cases) and single checks (clippy, fmt, the

@@ -115,12 +115,18 @@ def run(res, arch, impl, timeout):
         bdir = kbuild.build(arch, impl, "run")
         kos = build_modules(arch, bdir)
         initrd = initramfs.pack(bdir, "conformance-initramfs", INIT, kos)
-        log = bdir / "conformance-console.log"
-        text = qemu.boot(arch, bdir, APPEND, log, lambda t: "RKC-DONE" in t, timeout, initrd=initrd,
-                         label=f"conformance {arch}/{impl}")
     except Failure as e:
         res.add(name, failed=len(cases), note=str(e))
         return None
+    log = bdir / "conformance-console.log"
+    boot_error = None
+    try:
+        text = qemu.boot(arch, bdir, APPEND, log, lambda t: "RKC-DONE" in t, timeout, initrd=initrd,
+                         label=f"conformance {arch}/{impl}")
+    except Failure as e:
+        # A crash or a hang: still report what the cases printed before it.
+        boot_error = str(e)
+        text = log.read_text(errors="replace") if log.is_file() else ""
     lines = _console_segment(text)
     seg = bdir / "conformance-ktap.log"
     seg.write_text("\n".join(lines) + "\n")
@@ -139,6 +145,9 @@ def run(res, arch, impl, timeout):
     skipped = sum(1 for c in cases if status.get(c) == "SKIP")
     failed = len(cases) - passed - skipped
     note = f"{passed}/{len(cases)} cases passed, {skipped} skipped (console: {log})"
+    if boot_error:
+        failed = max(failed, 1)
+        note = "the boot did not finish: " + boot_error + "\n" + note
     insmod = re.search(r"^RKC-INSMOD (\d+)$", "\n".join(lines), re.M)
     if not insmod or insmod.group(1) != "0":
         note += f"; insmod rkprobes_conformance.ko exited {insmod.group(1) if insmod else '(never returned)'}"
@@ -209,3 +218,6 @@ def run_all(res, arch, impls, timeout):
     if len(impls) > 1:
         common.banner(f"conformance: C against Rust on {arch}")
         compare(res, arch, runs)
+    else:
+        res.add(f"conformance {arch}: C and Rust transcripts identical", skipped=1,
+                note=f"not compared: only the {impls[0] if impls else 'no'} implementation was run")
