@@ -144,7 +144,9 @@ def run(res, arch, impl, timeout):
     passed = sum(1 for c in cases if status.get(c) == "PASS")
     skipped = sum(1 for c in cases if status.get(c) == "SKIP")
     failed = len(cases) - passed - skipped
-    note = f"{passed}/{len(cases)} cases passed, {skipped} skipped (console: {log})"
+    skipped_names = [c for c in cases if status.get(c) == "SKIP"]
+    note = (f"{passed}/{len(cases)} cases passed, {skipped} skipped"
+            + (f" ({', '.join(skipped_names)})" if skipped_names else "") + f" (console: {log})")
     if boot_error:
         failed = max(failed, 1)
         note = "the boot did not finish: " + boot_error + "\n" + note
