@@ -72,6 +72,7 @@ int rkc_sh(struct kunit *test, const char *fmt, ...) __printf(2, 3);
 char *rkc_sh_out(struct kunit *test, const char *fmt, ...) __printf(2, 3);
 char *rkc_list_at(struct kunit *test, const void *addr);
 char *rkc_list_sym(struct kunit *test, const char *sym);
+char *rkc_file_sym(struct kunit *test, const char *path, const char *sym);
 char *rkc_list_line(struct kunit *test, const char *type, const char *sym,
 		    unsigned long off, const char *mod, const char *tags);
 char *rkc_fmt(struct kunit *test, const char *fmt, ...) __printf(2, 3);

@@ -354,6 +354,12 @@ static void rkc_kprobe_errnos(struct kunit *test)
 			      &k->kp, -EINVAL);
 	}
 
+	/* kprobes/blacklist lists this module's two refused functions, in that order. */
+	RKC_EXPECT_STR(test, "blacklist_file",
+		       rkc_file_sym(test, RKC_KP_DIR "/blacklist", "[" RKC_MOD "]"),
+		       rkc_join(test, "0xADDR-0xADDR\trkc_f_nokprobe [" RKC_MOD "]",
+				"0xADDR-0xADDR\trkc_f_kprobes_text [" RKC_MOD "]"));
+
 	/* The good case, for contrast: accepted, on the entry after ENDBR. */
 	k = rkc_kp_new(test, "rkc_f_plain", NULL, 0, false);
 	RKC_EXPECT_INT(test, "kprobe.entry.ret", rkc_reg_kp(test, &k->kp), 0);

@@ -132,14 +132,14 @@ static void rkc_append_masked(char *out, size_t size, const char *line, size_t l
 }
 
 /*
- * The lines of kprobes/list selected by @match (called with the line and its
+ * The lines of @path selected by @match (called with the line and its
  * length), addresses masked, joined with '|'; "" when there is none.
  */
-static char *rkc_list_select(struct kunit *test,
-			     bool (*match)(const char *line, size_t len, const void *arg),
-			     const void *arg)
+static char *rkc_select(struct kunit *test, const char *path,
+			bool (*match)(const char *line, size_t len, const void *arg),
+			const void *arg)
 {
-	char *list = rkc_sh_out(test, "cat " RKC_KP_DIR "/list");
+	char *list = rkc_sh_out(test, "cat %s", path);
 	char *out = kunit_kzalloc(test, RKC_OUT_MAX, GFP_KERNEL);
 	char *line = list;
 
@@ -166,7 +166,7 @@ static bool rkc_match_addr(const char *line, size_t len, const void *arg)
 /* The kprobes/list lines of the probes at @addr. */
 char *rkc_list_at(struct kunit *test, const void *addr)
 {
-	return rkc_list_select(test, rkc_match_addr, addr);
+	return rkc_select(test, RKC_KP_DIR "/list", rkc_match_addr, addr);
 }
 
 static bool rkc_match_sym(const char *line, size_t len, const void *arg)
@@ -181,10 +181,16 @@ static bool rkc_match_sym(const char *line, size_t len, const void *arg)
 	return false;
 }
 
-/* The kprobes/list lines that contain @sym (e.g. "rkc_f_event+"). */
+/* The lines of @path that contain @sym (e.g. "rkc_f_event+"). */
+char *rkc_file_sym(struct kunit *test, const char *path, const char *sym)
+{
+	return rkc_select(test, path, rkc_match_sym, sym);
+}
+
+/* The kprobes/list lines that contain @sym. */
 char *rkc_list_sym(struct kunit *test, const char *sym)
 {
-	return rkc_list_select(test, rkc_match_sym, sym);
+	return rkc_file_sym(test, RKC_KP_DIR "/list", sym);
 }
 
 /*
