@@ -268,6 +268,7 @@ static int rkc_refuse_krp(struct kunit *test, const char *key, struct kretprobe 
 
 static void rkc_kprobe_errnos(struct kunit *test)
 {
+	const char *pfx, *expected;
 	struct rkc_kp *k;
 	void *heap, *site;
 	int nop = rkc_nop_off(test, rkc_f_plain);
@@ -354,11 +355,21 @@ static void rkc_kprobe_errnos(struct kunit *test)
 			      &k->kp, -EINVAL);
 	}
 
-	/* kprobes/blacklist lists this module's two refused functions, in that order. */
+	/*
+	 * kprobes/blacklist lists this module's refused functions in that
+	 * order, the .kprobes.text area symbol by symbol: its function's
+	 * preamble symbol (__pfx_ or __cfi_) first, where there is one.
+	 */
+	pfx = IS_ENABLED(CONFIG_CFI_CLANG) ? "__cfi_" :
+	      IS_ENABLED(CONFIG_CALL_PADDING) ? "__pfx_" : NULL;
+	expected = "0xADDR-0xADDR\trkc_f_nokprobe [" RKC_MOD "]";
+	if (pfx)
+		expected = rkc_fmt(test, "%s|0xADDR-0xADDR\t%srkc_f_kprobes_text [%s]",
+				   expected, pfx, RKC_MOD);
+	expected = rkc_join(test, expected,
+			    "0xADDR-0xADDR\trkc_f_kprobes_text [" RKC_MOD "]");
 	RKC_EXPECT_STR(test, "blacklist_file",
-		       rkc_file_sym(test, RKC_KP_DIR "/blacklist", "[" RKC_MOD "]"),
-		       rkc_join(test, "0xADDR-0xADDR\trkc_f_nokprobe [" RKC_MOD "]",
-				"0xADDR-0xADDR\trkc_f_kprobes_text [" RKC_MOD "]"));
+		       rkc_file_sym(test, RKC_KP_DIR "/blacklist", "[" RKC_MOD "]"), expected);
 
 	/* The good case, for contrast: accepted, on the entry after ENDBR. */
 	k = rkc_kp_new(test, "rkc_f_plain", NULL, 0, false);
