@@ -347,7 +347,10 @@ static void rkc_kprobe_errnos(struct kunit *test)
 		RKC_NOTE(test, "kprobe.bug_ud2.site", "rkc_f_warn+0x%lx",
 			 (unsigned long)site - (unsigned long)rkc_f_warn);
 	} else {
-		RKC_NOTE(test, "kprobe.bug_ud2", "%s", "n/a (no bug table entry found)");
+		/* With GENERIC_BUG the WARN must be in the bug table: not finding it is a bug here. */
+		KUNIT_EXPECT_FALSE_MSG(test, IS_ENABLED(CONFIG_GENERIC_BUG),
+				       "no bug table entry found in rkc_f_warn()");
+		RKC_NOTE(test, "kprobe.bug_ud2", "%s", "n/a (no GENERIC_BUG)");
 	}
 	if (!IS_ENABLED(CONFIG_KPROBES_ON_FTRACE)) {
 		k = rkc_kp_new(test, "rkc_f_traced", NULL, 0, false);
@@ -823,10 +826,14 @@ static void rkc_recursion_nmissed(struct kunit *test)
 		RKC_EXPECT_INT(test, "register.inner_traced", rkc_reg_kp(test, &traced->kp), 0);
 		RKC_EXPECT_INT(test, "register.inner_traced_is_ftrace",
 			       !!(traced->kp.flags & KPROBE_FLAG_FTRACE), 1);
+	} else {
+		RKC_NOTE(test, "ftrace", "%s", "n/a (CONFIG_KPROBES_ON_FTRACE off)");
 	}
 	if (IS_ENABLED(CONFIG_KRETPROBES)) {
 		ret = rkc_krp_new(test, "rkc_f_inner_ret", NULL, 0, false);
 		RKC_EXPECT_INT(test, "register.inner_ret", rkc_reg_krp(test, &ret->rp), 0);
+	} else {
+		RKC_NOTE(test, "kretprobe", "%s", "n/a (CONFIG_KRETPROBES off)");
 	}
 	RKC_EXPECT_INT(test, "register.outer", rkc_reg_kp(test, &outer->kp), 0);
 
