@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """`rkprobes test`: host checks, decoder checks, then KUnit in QEMU per (arch, impl).
 
+On x86_64 it also runs our conformance suite on each implementation and
+diffs their transcripts (conformance.py).
+
 Every step runs even when an earlier one failed; the summary lists each step
 and the run ends with one line `N passed, N failed, N skipped`, counting
 test cases (cargo tests, KUnit cases) and single checks (clippy, fmt, the
@@ -13,7 +16,7 @@ import re
 import subprocess
 import sys
 
-from . import common, kbuild, qemu, setup
+from . import common, conformance, kbuild, qemu, setup
 from .common import Failure, banner, info
 
 # Suites of our own that the KUnit configuration builds, besides upstream's
@@ -223,6 +226,8 @@ def cmd_test(args):
                     continue
                 banner(f"KUnit on {arch}, {impl} implementation")
                 kunit(res, arch, impl, args.timeout)
+            conformance.run_all(res, arch, [i for i in impls if i != "rust" or not common.rust_unavailable_reason(arch)],
+                                args.timeout)
         if "x86_64" in arches:
             banner("x86 decoder: differential test against objdump")
             decoder_difftest(res)

@@ -1,0 +1,225 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The conformance suite of `rkprobes test`: the same KUnit cases on the C and the Rust core.
+
+For each implementation: build the `run` kernel, build the KUnit module
+rkprobes_conformance.ko and its target module (tools/testing/rkprobes/conformance/)
+against it, boot it with a busybox initramfs whose /init loads the suite,
+and parse the suite's KTAP. Each case also prints the values it observed
+as transcript lines "# <case>: rkc: <key>=<value>"; once both cores have
+run, the C transcript is diffed against the Rust one and every key whose
+value differs is named. Cases skipped on one side are left out of the diff,
+and said so.
+"""
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+from . import common, initramfs, kbuild, qemu
+from .common import Failure, info
+
+CONF_DIR = common.REPO / "tools" / "testing" / "rkprobes" / "conformance"
+INIT = CONF_DIR / "conformance-init.sh"
+MODULES = ("rkprobes_conformance.ko", "rkprobes_conf_target.ko")
+SUITE = "rkprobes_conformance"
+# The arches whose probe sites and list lines the suite knows (x86 ENDBR, ftrace, optprobes).
+ARCHES = ("x86_64",)
+APPEND = "panic=-1"
+TRANSCRIPT_RE = re.compile(r"#\s*(\w+): rkc: ([^=]+)=(.*)$")
+
+
+def expected_cases():
+    """The cases rkc_main.c declares, in order: a case that does not run is a failure."""
+    src = (CONF_DIR / "rkc_main.c").read_text()
+    return re.findall(r"^\s*KUNIT_CASE\((\w+)\)", src, re.M)
+
+
+def build_modules(arch, bdir):
+    """Build both modules out of tree against the kernel in `bdir`; returns the .ko paths."""
+    mdir = bdir / "rkprobes-conformance"
+    log = bdir / "conformance-module.log"
+    with common.build_lock():
+        shutil.rmtree(mdir, ignore_errors=True)
+        mdir.mkdir(parents=True)
+        for src in CONF_DIR.iterdir():
+            if src.name == "Kbuild" or src.suffix in (".c", ".h"):
+                shutil.copy2(src, mdir / src.name)
+        cmd = (["make", "-C", str(common.TREE), f"O={bdir}", f"M={mdir}"] + kbuild.make_vars(arch)
+               + ["modules"])
+        info(f"building {', '.join(MODULES)} against {bdir.name} (log: {log})")
+        rc = common.run_logged(cmd, log, env=kbuild.make_env(), label="conformance modules")
+    kos = [mdir / m for m in MODULES]
+    if rc != 0 or not all(k.is_file() for k in kos):
+        raise Failure(f"building the conformance modules failed (exit {rc}): {' '.join(cmd)}\n"
+                      f"--- tail of {log}:\n" + common.tail(log))
+    warnings = [ln for ln in log.read_text(errors="replace").splitlines() if "warning:" in ln]
+    if warnings:
+        raise Failure("the conformance modules build with warnings:\n" + "\n".join(warnings[:20]))
+    return kos
+
+
+def _console_segment(text):
+    """The console between the init's RKC-BEGIN and RKC-DONE markers, without timestamps."""
+    lines = []
+    inside = False
+    for ln in text.splitlines():
+        ln = re.sub(r"^\[\s*\d+\.\d+\]\s?", "", ln.rstrip("\r"))
+        if ln == "RKC-BEGIN":
+            inside = True
+        elif ln == "RKC-DONE":
+            break
+        elif inside:
+            lines.append(ln)
+    return lines
+
+
+def transcript(lines):
+    """{ "<case>.<key>": value } from the suite's transcript lines."""
+    out = {}
+    for ln in lines:
+        m = TRANSCRIPT_RE.search(ln)
+        if m:
+            out[f"{m.group(1)}.{m.group(2)}"] = m.group(3).rstrip()
+    return out
+
+
+def _cases(data):
+    found = []
+
+    def walk(group):
+        for case in group.get("test_cases", []):
+            found.append((group.get("name", "?"), case["name"], case["status"]))
+        for sub in group.get("sub_groups", []):
+            walk(sub)
+
+    walk(data)
+    return {c[1]: c[2] for c in found if c[0] == SUITE}
+
+
+def _skip_reasons(lines):
+    reasons = {}
+    for ln in lines:
+        m = re.match(r"^\s*ok \d+ (\w+) # SKIP (.*)$", ln)
+        if m:
+            reasons[m.group(1)] = m.group(2)
+    return reasons
+
+
+def run(res, arch, impl, timeout):
+    """Build, boot and parse one implementation; adds one result row, returns its data or None."""
+    name = f"conformance {arch}/{impl}: {SUITE}"
+    cases = expected_cases()
+    try:
+        bdir = kbuild.build(arch, impl, "run")
+        kos = build_modules(arch, bdir)
+        initrd = initramfs.pack(bdir, "conformance-initramfs", INIT, kos)
+    except Failure as e:
+        res.add(name, failed=len(cases), note=str(e))
+        return None
+    log = bdir / "conformance-console.log"
+    boot_error = None
+    try:
+        text = qemu.boot(arch, bdir, APPEND, log, lambda t: "RKC-DONE" in t, timeout, initrd=initrd,
+                         label=f"conformance {arch}/{impl}")
+    except Failure as e:
+        # A crash or a hang: still report what the cases printed before it.
+        boot_error = str(e)
+        text = log.read_text(errors="replace") if log.is_file() else ""
+    lines = _console_segment(text)
+    seg = bdir / "conformance-ktap.log"
+    seg.write_text("\n".join(lines) + "\n")
+    jpath = bdir / "conformance.json"
+    jpath.unlink(missing_ok=True)
+    kunit_py = common.TREE / "tools" / "testing" / "kunit" / "kunit.py"
+    r = subprocess.run([sys.executable, str(kunit_py), "parse", f"--json={jpath}", str(seg)],
+                       capture_output=True, text=True)
+    print(r.stdout, end="", flush=True)
+    try:
+        status = _cases(json.loads(jpath.read_text()))
+    except (OSError, ValueError):
+        status = {}
+    skips = _skip_reasons(lines)
+    passed = sum(1 for c in cases if status.get(c) == "PASS")
+    skipped = sum(1 for c in cases if status.get(c) == "SKIP")
+    failed = len(cases) - passed - skipped
+    skipped_names = [c for c in cases if status.get(c) == "SKIP"]
+    note = (f"{passed}/{len(cases)} cases passed, {skipped} skipped"
+            + (f" ({', '.join(skipped_names)})" if skipped_names else "") + f" (console: {log})")
+    if boot_error:
+        failed = max(failed, 1)
+        note = "the boot did not finish: " + boot_error + "\n" + note
+    insmod = re.search(r"^RKC-INSMOD (\d+)$", "\n".join(lines), re.M)
+    if not insmod or insmod.group(1) != "0":
+        note += f"; insmod rkprobes_conformance.ko exited {insmod.group(1) if insmod else '(never returned)'}"
+        failed = max(failed, 1)
+    for c in cases:
+        st = status.get(c, "DID NOT RUN")
+        if st == "SKIP":
+            note += f"\n  SKIP: {c}: {skips.get(c, '')}"
+        elif st != "PASS":
+            note += f"\n  {st}: {c}"
+    # KUnit prints a failed expectation as a header line and the values and message below it.
+    failures = [" / ".join(x.strip() for x in lines[i:i + 5])
+                for i, ln in enumerate(lines) if re.search(r"(ASSERTION|EXPECTATION) FAILED", ln)]
+    for ln in failures[:20]:
+        note += f"\n    {ln}"
+    data = {"impl": impl, "status": status, "skips": skips, "transcript": transcript(lines)}
+    (bdir / "conformance-transcript.json").write_text(json.dumps(data, indent=1, sort_keys=True))
+    res.add(name, passed, failed, skipped, note)
+    return data
+
+
+def compare(res, arch, runs):
+    """Diff the C transcript against the Rust one; one result row."""
+    name = f"conformance {arch}: C and Rust transcripts identical"
+    c, rust = runs.get("c"), runs.get("rust")
+    if not c or not rust:
+        missing = [i for i in ("c", "rust") if not runs.get(i)]
+        res.add(name, skipped=1, note=f"not compared: no transcript from {', '.join(missing)} "
+                "(not run, or its boot failed)")
+        return
+    one_sided = sorted({case for case, st in c["status"].items() if st == "SKIP"}
+                       ^ {case for case, st in rust["status"].items() if st == "SKIP"})
+    def keep(key):
+        return key.split(".", 1)[0] not in one_sided
+    ct = {k: v for k, v in c["transcript"].items() if keep(k)}
+    rt = {k: v for k, v in rust["transcript"].items() if keep(k)}
+    diffs = []
+    for key in sorted(set(ct) | set(rt), key=lambda k: (k.split(".", 1)[0], k)):
+        cv, rv = ct.get(key, "(missing)"), rt.get(key, "(missing)")
+        if cv != rv:
+            diffs.append(f"{key}: C={cv!r} Rust={rv!r}")
+    note = f"{len(ct)} C keys, {len(rt)} Rust keys"
+    if one_sided:
+        note += "; not compared (skipped on one core only): " + ", ".join(one_sided)
+    if diffs:
+        print("\nconformance: C and Rust transcripts differ:", flush=True)
+        for d in diffs:
+            print(f"  {d}", flush=True)
+        note = f"{len(diffs)} key(s) differ: " + "; ".join(d.split(":", 1)[0] for d in diffs) \
+            + "\n" + "\n".join(diffs) + "\n" + note
+    if not ct or not rt:
+        diffs.append("empty transcript")
+        note = "a transcript is empty: " + note
+    res.add(name, int(not diffs), int(bool(diffs)), note=note)
+
+
+def run_all(res, arch, impls, timeout):
+    """The conformance suite on `arch` for each of `impls`, then the C/Rust comparison."""
+    if arch not in ARCHES:
+        res.add(f"conformance {arch}", skipped=1,
+                note=f"the conformance suite is wired on {', '.join(ARCHES)} only so far "
+                "(its probe sites and list lines are x86's)")
+        return
+    runs = {}
+    for impl in impls:
+        common.banner(f"conformance suite on {arch}, {impl} implementation")
+        runs[impl] = run(res, arch, impl, timeout)
+    if len(impls) > 1:
+        common.banner(f"conformance: C against Rust on {arch}")
+        compare(res, arch, runs)
+    else:
+        res.add(f"conformance {arch}: C and Rust transcripts identical", skipped=1,
+                note=f"not compared: only the {impls[0] if impls else 'no'} implementation was run")

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The probed functions of rkprobes_conformance. Each case probes its own
+ * functions, so kprobes/list lines and hit counts never mix between cases.
+ *
+ * Every site is noinline, global (so its symbol keeps its name) and has a
+ * side effect the compiler cannot drop (an asm volatile 8-byte NOP, which is
+ * also a clean site to single-step, boost or optimize). The notrace ones are
+ * int3 sites; the others start with an ftrace call, so a probe on their
+ * entry is a kprobe-on-ftrace ([FTRACE]).
+ */
+#include <linux/bug.h>
+#include <linux/kallsyms.h>
+#include <linux/module.h>
+#include <linux/string.h>
+
+#include "rkc.h"
+
+/* The body of every site; always inlined, so each site has its own copy. */
+static __always_inline int rkc_body(int a)
+{
+	asm volatile(RKC_NOP8_ASM RKC_NOP8_ASM ::: "memory");
+	return a + 1;
+}
+
+noinline notrace int rkc_f_plain(int a)
+{
+	return rkc_body(a);
+}
+
+noinline notrace int rkc_f_plain2(int a)
+{
+	return rkc_body(a);
+}
+
+noinline notrace int rkc_f_three(int a)
+{
+	return rkc_body(a);
+}
+
+noinline notrace int rkc_f_outer(int a)
+{
+	return rkc_body(a);
+}
+
+noinline notrace int rkc_f_inner(int a)
+{
+	return rkc_body(a);
+}
+
+noinline int rkc_f_inner_traced(int a)
+{
+	return rkc_body(a);
+}
+
+noinline notrace int rkc_f_inner_ret(int a)
+{
+	return rkc_body(a);
+}
+
+noinline notrace int rkc_f_data(int a)
+{
+	return rkc_body(a);
+}
+
+noinline notrace int rkc_f_entry(int a)
+{
+	return rkc_body(a);
+}
+
+noinline int rkc_f_traced(int a)
+{
+	return rkc_body(a);
+}
+
+noinline notrace int rkc_f_opt(int a)
+{
+	return rkc_body(a);
+}
+
+noinline notrace int rkc_f_enabled(int a)
+{
+	return rkc_body(a);
+}
+
+noinline notrace int rkc_f_enabled2(int a)
+{
+	return rkc_body(a);
+}
+
+noinline int rkc_f_enabled_traced(int a)
+{
+	return rkc_body(a);
+}
+
+noinline int rkc_f_event(int a)
+{
+	return rkc_body(a);
+}
+
+noinline notrace int rkc_f_batch1(int a)
+{
+	return rkc_body(a);
+}
+
+noinline notrace int rkc_f_batch2(int a)
+{
+	return rkc_body(a);
+}
+
+noinline notrace int rkc_f_batch3(int a)
+{
+	return rkc_body(a);
+}
+
+/* A kprobe_events caller of its own, so the r: event's "caller+off" is stable. */
+noinline notrace int rkc_event_caller(int a)
+{
+	return rkc_f_event(a) * 2;
+}
+
+/* Called through a pointer read with READ_ONCE(), so the compiler cannot turn the recursion into a loop. */
+static int (*rkc_recurse_ptr)(int) = rkc_f_recurse;
+
+noinline notrace int rkc_f_recurse(int n)
+{
+	asm volatile(RKC_NOP8_ASM ::: "memory");
+	if (n > 0)
+		return READ_ONCE(rkc_recurse_ptr)(n - 1) + 1;
+	return 0;
+}
+
+/* Blacklisted by this module's _kprobe_blacklist section. */
+noinline notrace int rkc_f_nokprobe(int a)
+{
+	asm volatile(RKC_NOP8_ASM ::: "memory");
+	return a + 1;
+}
+NOKPROBE_SYMBOL(rkc_f_nokprobe);
+
+/* In this module's .kprobes.text. */
+noinline int __kprobes rkc_f_kprobes_text(int a)
+{
+	asm volatile(RKC_NOP8_ASM ::: "memory");
+	return a + 1;
+}
+
+/* Holds a WARN, whose ud2 is in the bug table: not probeable. */
+noinline notrace int rkc_f_warn(int a)
+{
+	asm volatile(RKC_NOP8_ASM ::: "memory");
+	WARN_ON(a == 0x7eadbeef);
+	return a + 1;
+}
+
+static const u8 rkc_nop8[] = { 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00 };
+
+int rkc_nop8_offset(void *fn)
+{
+	int off;
+
+	for (off = 0; off < 64; off++)
+		if (!memcmp((u8 *)fn + off, rkc_nop8, sizeof(rkc_nop8)))
+			return off;
+	return -1;
+}
+
+void *rkc_warn_site(void)
+{
+#ifdef CONFIG_GENERIC_BUG
+	unsigned long start = (unsigned long)rkc_f_warn, best = 0;
+	char name[KSYM_SYMBOL_LEN];
+	unsigned int i;
+
+	for (i = 0; i < THIS_MODULE->num_bugs; i++) {
+		const struct bug_entry *bug = &THIS_MODULE->bug_table[i];
+		unsigned long addr;
+
+#ifdef CONFIG_GENERIC_BUG_RELATIVE_POINTERS
+		addr = (unsigned long)&bug->bug_addr_disp + bug->bug_addr_disp;
+#else
+		addr = bug->bug_addr;
+#endif
+		if (addr > start && (!best || addr < best))
+			best = addr;
+	}
+	if (!best)
+		return NULL;
+	sprint_symbol_no_offset(name, best);
+	if (strncmp(name, "rkc_f_warn ", strlen("rkc_f_warn ")))
+		return NULL;
+	return (void *)best;
+#else
+	return NULL;
+#endif
+}
