@@ -154,7 +154,8 @@ def kunit(res, arch, impl, timeout):
     try:
         bdir = kbuild.build(arch, impl, "kunit")
         log = bdir / "kunit-console.log"
-        qemu.boot(arch, bdir, "kunit_shutdown=reboot", log, ktap_done, timeout, label=f"KUnit {arch}/{impl}")
+        console = qemu.boot(arch, bdir, "kunit_shutdown=reboot", log, ktap_done, timeout,
+                            label=f"KUnit {arch}/{impl}")
     except Failure as e:
         res.add(name, failed=a.kunit_cases, note=str(e))
         return
@@ -185,6 +186,15 @@ def kunit(res, arch, impl, timeout):
         if suite not in suites:
             failed += 1
             note += f"; suite {suite} did not run"
+    # Console lines the arch must print in this boot (e.g. the built-in
+    # rust_minimal sample where Rust support is ours): one check each.
+    for want in a.kunit_console_lines:
+        if want in console:
+            passed += 1
+            note += f"; console has {want!r}"
+        else:
+            failed += 1
+            note += f"; the console lacks {want!r}"
     for c in cases:
         if c[2] != "PASS":
             note += f"\n  {c[2]}: {c[0]}.{c[1]}"

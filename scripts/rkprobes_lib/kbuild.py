@@ -108,6 +108,14 @@ def _progress(line):
     return f"{m.group(1)} {m.group(2)}" if m else None
 
 
+def _make_goals(arch, bdir):
+    """`all`, or the arch's own goals plus `modules` when the configuration has modules."""
+    goals = list(common.ARCHES[arch].make_goals)
+    if goals != ["all"] and "CONFIG_MODULES=y" in (bdir / ".config").read_text().splitlines():
+        goals.append("modules")
+    return goals
+
+
 def build(arch, impl, config, quiet_if_fresh=False):
     """Prepare the tree and build; returns the build directory."""
     if arch not in common.ARCHES:
@@ -122,7 +130,8 @@ def build(arch, impl, config, quiet_if_fresh=False):
     with common.build_lock():
         tree.prepare()
         configure(arch, impl, config, bdir)
-        cmd = ["make", "-C", str(common.TREE), f"O={bdir}"] + make_vars(arch) + [f"-j{os.cpu_count() or 2}", "all"]
+        cmd = ["make", "-C", str(common.TREE), f"O={bdir}"] + make_vars(arch) + [f"-j{os.cpu_count() or 2}"]
+        cmd += _make_goals(arch, bdir)
         info(f"building {bdir.name} (log: {bdir / 'build.log'})")
         import time
         start = time.monotonic()

@@ -24,7 +24,9 @@ APT_PACKAGES = [
 # Pinned: the tree the project is an overlay on.
 APT_PINS = {"linux-source-6.12": "6.12.117-1~deb12u1"}
 # QEMU 10.0 from bookworm-backports: bookworm's 7.2 cannot boot loongarch directly.
-BACKPORTS_PACKAGES = ["qemu-system-x86", "qemu-system-arm", "qemu-system-misc", "qemu-system-ppc"]
+# qemu-system-misc pulls in qemu-system-s390x; it is named so that it is checked.
+BACKPORTS_PACKAGES = ["qemu-system-x86", "qemu-system-arm", "qemu-system-misc", "qemu-system-ppc",
+                      "qemu-system-s390x"]
 BACKPORTS_SOURCE = Path("/etc/apt/sources.list.d/rkprobes-bookworm-backports.sources")
 BINDGEN_VERSION = "0.73.2"
 
