@@ -63,7 +63,7 @@
 //! }
 //!
 //! let counter = CallCounter { calls: AtomicUsize::new(0) };
-//! let probe = Kprobe::register(ProbePoint::address(probed as *const () as usize), counter)?;
+//! let probe = Kprobe::register(ProbePoint::function(probed as *const () as usize), counter)?;
 //! for i in 0..3 {
 //!     probed(i);
 //! }
@@ -122,6 +122,18 @@ pub struct ProbePoint {
     symbol: Option<&'static CStr>,
     addr: usize,
     offset: u32,
+}
+
+/// The address at which direct calls enter the function at `addr`.
+///
+/// That is `addr` on most architectures. On 64-bit powerpc with the ELFv2 ABI a function that
+/// sets up its TOC pointer has a global entry (what a function pointer holds) and, past that
+/// setup, a local entry that direct calls use; a probe at the global entry would miss them, so
+/// this returns the local one (C's `ppc_function_entry()`). An address outside kernel text is
+/// returned unchanged.
+pub fn function_entry(addr: usize) -> usize {
+    // SAFETY: the helper reads memory only at an address in kernel text.
+    unsafe { bindings::kprobes_function_entry(addr as _) as usize }
 }
 
 impl ProbePoint {
@@ -191,6 +203,35 @@ impl ProbePoint {
             addr,
             offset: 0,
         }
+    }
+
+    /// Creates a probe point at the entry of the function at `addr` (a function pointer cast to
+    /// `usize`), where direct calls enter it: see [`function_entry`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::kprobes::{function_entry, Kprobe, KprobeHandler, ProbePoint, PtRegs};
+    ///
+    /// #[inline(never)]
+    /// extern "C" fn probed(x: usize) -> usize {
+    ///     core::hint::black_box(x) + 1
+    /// }
+    ///
+    /// struct Nothing;
+    ///
+    /// #[vtable]
+    /// impl KprobeHandler for Nothing {
+    ///     fn pre_handler(_probe: &Kprobe<Self>, _regs: &PtRegs) {}
+    /// }
+    ///
+    /// let f = core::hint::black_box(probed as *const () as usize);
+    /// let probe = Kprobe::register(ProbePoint::function(f), Nothing)?;
+    /// assert!(probe.address() >= function_entry(f) && probe.address() <= function_entry(f) + 4);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn function(addr: usize) -> Self {
+        Self::address(function_entry(addr))
     }
 
     /// Moves the probe point `offset` bytes into the symbol, or past the address.
@@ -302,7 +343,7 @@ impl ProbePoint {
 /// }
 ///
 /// let probe = Kprobe::register(
-///     ProbePoint::address(probed as *const () as usize),
+///     ProbePoint::function(probed as *const () as usize),
 ///     FirstArgument(AtomicUsize::new(0)),
 /// )?;
 /// probed(1234, 5);
@@ -353,7 +394,7 @@ impl PtRegs {
     ///     }
     /// }
     ///
-    /// let point = ProbePoint::address(probed as *const () as usize);
+    /// let point = ProbePoint::function(probed as *const () as usize);
     /// let probe = Kprobe::register(point, Ip(AtomicUsize::new(0)))?;
     /// probed(7);
     /// let ip = probe.handler().0.load(Ordering::Relaxed);
@@ -391,7 +432,7 @@ impl PtRegs {
     ///     }
     /// }
     ///
-    /// let point = ProbePoint::address(probed as *const () as usize);
+    /// let point = ProbePoint::function(probed as *const () as usize);
     /// let probe = Kprobe::register(point, Sp(AtomicUsize::new(0)))?;
     /// probed(9);
     /// let sp = probe.handler().0.load(Ordering::Relaxed);
@@ -438,7 +479,7 @@ impl PtRegs {
     /// }
     ///
     /// let probe = Kretprobe::register(
-    ///     ProbePoint::address(probed as *const () as usize),
+    ///     ProbePoint::function(probed as *const () as usize),
     ///     None,
     ///     Returned(AtomicUsize::new(0)),
     /// )?;
@@ -480,7 +521,7 @@ impl PtRegs {
     ///     }
     /// }
     ///
-    /// let point = ProbePoint::address(probed as *const () as usize);
+    /// let point = ProbePoint::function(probed as *const () as usize);
     /// let probe = Kprobe::register(point, Third(AtomicUsize::new(0)))?;
     /// probed(1, 2, 0x7777);
     /// let third = probe.handler().0.load(Ordering::Relaxed);
@@ -537,7 +578,7 @@ impl PtRegs {
 ///     }
 /// }
 ///
-/// let point = ProbePoint::address(probed as *const () as usize);
+/// let point = ProbePoint::function(probed as *const () as usize);
 /// let probe = Kprobe::register(point, PrePost::default())?;
 /// probed(0xff);
 /// probed(0xf0);
@@ -575,7 +616,7 @@ pub trait KprobeHandler: Send + Sync + Sized {
     ///     }
     /// }
     ///
-    /// let point = ProbePoint::address(probed as *const () as usize);
+    /// let point = ProbePoint::function(probed as *const () as usize);
     /// let probe = Kprobe::register(point, Seen(AtomicBool::new(false)))?;
     /// let before = probe.handler().0.load(Ordering::Relaxed);
     /// probed(1);
@@ -613,7 +654,7 @@ pub trait KprobeHandler: Send + Sync + Sized {
     ///     }
     /// }
     ///
-    /// let point = ProbePoint::address(probed as *const () as usize);
+    /// let point = ProbePoint::function(probed as *const () as usize);
     /// let probe = Kprobe::register(point, After(AtomicUsize::new(0)))?;
     /// probed(1);
     /// probed(2);
@@ -661,7 +702,7 @@ pub trait KprobeHandler: Send + Sync + Sized {
 ///
 /// // In place, here in a `KBox` with a specific allocation flag.
 /// let probe = KBox::pin_init(
-///     Kprobe::new(ProbePoint::address(probed as *const () as usize), Hits(AtomicUsize::new(0))),
+///     Kprobe::new(ProbePoint::function(probed as *const () as usize), Hits(AtomicUsize::new(0))),
 ///     GFP_KERNEL,
 /// )?;
 /// probed(1);
@@ -891,7 +932,7 @@ impl<T> Kprobe<T> {
     /// }
     ///
     /// let probe = Kprobe::register(
-    ///     ProbePoint::address(probed as *const () as usize),
+    ///     ProbePoint::function(probed as *const () as usize),
     ///     Recursive(AtomicUsize::new(0)),
     /// )?;
     /// probed(4);
@@ -930,7 +971,7 @@ impl<T> Kprobe<T> {
     ///     }
     /// }
     ///
-    /// let point = ProbePoint::address(probed as *const () as usize);
+    /// let point = ProbePoint::function(probed as *const () as usize);
     /// let probe = Kprobe::register(point, Hits(AtomicUsize::new(0)))?;
     /// probe.disable()?;
     /// let disabled = !probe.is_enabled();
@@ -1050,7 +1091,7 @@ impl<T> PinnedDrop for Kprobe<T> {
 /// }
 ///
 /// let probe = Kretprobe::register(
-///     ProbePoint::address(probed as *const () as usize),
+///     ProbePoint::function(probed as *const () as usize),
 ///     None,
 ///     EvenSum(AtomicUsize::new(0)),
 /// )?;
@@ -1099,7 +1140,7 @@ pub trait KretprobeHandler: Send + Sync + Sized {
     ///     }
     /// }
     ///
-    /// let point = ProbePoint::address(probed as *const () as usize);
+    /// let point = ProbePoint::function(probed as *const () as usize);
     /// let probe = Kretprobe::register(point, None, Product(AtomicUsize::new(0)))?;
     /// probed(6, 7);
     /// probed(11, 13);
@@ -1146,7 +1187,7 @@ pub trait KretprobeHandler: Send + Sync + Sized {
     ///     }
     /// }
     ///
-    /// let point = ProbePoint::address(probed as *const () as usize);
+    /// let point = ProbePoint::function(probed as *const () as usize);
     /// let probe = Kretprobe::register(point, None, Counts::default())?;
     /// for x in [5, 50, 500] {
     ///     probed(x);
@@ -1188,7 +1229,7 @@ pub trait KretprobeHandler: Send + Sync + Sized {
     ///     }
     /// }
     ///
-    /// let point = ProbePoint::address(probed as *const () as usize);
+    /// let point = ProbePoint::function(probed as *const () as usize);
     /// let probe = Kretprobe::register(point, None, LastReturn(AtomicUsize::new(0)))?;
     /// probed(95);
     /// let last = probe.handler().0.load(Ordering::Relaxed);
@@ -1537,7 +1578,7 @@ impl<T> Kretprobe<T> {
     ///
     /// // One instance: the two nested calls cannot be followed.
     /// let probe = Kretprobe::register(
-    ///     ProbePoint::address(recurse as *const () as usize),
+    ///     ProbePoint::function(recurse as *const () as usize),
     ///     Some(1),
     ///     Returns(AtomicUsize::new(0)),
     /// )?;
@@ -1591,7 +1632,7 @@ impl<T> Kretprobe<T> {
     /// }
     ///
     /// let probe = Kretprobe::register(
-    ///     ProbePoint::address(probed as *const () as usize),
+    ///     ProbePoint::function(probed as *const () as usize),
     ///     None,
     ///     Returns(AtomicUsize::new(0)),
     /// )?;
