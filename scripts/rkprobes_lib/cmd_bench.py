@@ -78,22 +78,8 @@ def add_bench_args(p):
 
 def build_module(arch, bdir):
     """Build rkprobes_bench.ko out of tree against the kernel in `bdir`; returns the .ko."""
-    mdir = bdir / "rkprobes-bench"
-    log = bdir / "bench-module.log"
-    with common.build_lock():
-        shutil.rmtree(mdir, ignore_errors=True)
-        mdir.mkdir(parents=True)
-        for name in MODULE_SOURCES:
-            shutil.copy2(BENCH_DIR / name, mdir / name)
-        cmd = (["make", "-C", str(common.TREE), f"O={bdir}", f"M={mdir}"] + kbuild.make_vars(arch)
-               + ["modules"])
-        info(f"building {MODULE} against {bdir.name} (log: {log})")
-        rc = common.run_logged(cmd, log, env=kbuild.make_env(), label=MODULE)
-    ko = mdir / MODULE
-    if rc != 0 or not ko.is_file():
-        raise Failure(f"building {MODULE} failed (exit {rc}): {' '.join(cmd)}\n--- tail of {log}:\n"
-                      + common.tail(log))
-    return ko
+    return kbuild.build_external_modules(arch, bdir, "rkprobes-bench",
+                                         [BENCH_DIR / n for n in MODULE_SOURCES], [MODULE])[0]
 
 
 def make_initramfs(bdir, ko):

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 
 from . import common, conformance, kbuild, qemu, setup
 from .common import Failure, banner, info
@@ -160,14 +159,8 @@ def kunit(res, arch, impl, timeout):
         res.add(name, failed=a.kunit_cases, note=str(e))
         return
     jpath = bdir / "kunit.json"
-    jpath.unlink(missing_ok=True)
-    kunit_py = common.TREE / "tools" / "testing" / "kunit" / "kunit.py"
-    r = subprocess.run([sys.executable, str(kunit_py), "parse", f"--json={jpath}", str(log)],
-                       capture_output=True, text=True)
-    print(r.stdout, end="", flush=True)
-    try:
-        data = json.loads(jpath.read_text())
-    except (OSError, ValueError):
+    data, r = common.kunit_parse(log, jpath)
+    if data is None:
         res.add(name, failed=a.kunit_cases, note=f"kunit.py parse produced no results:\n{r.stdout[-1500:]}{r.stderr[-800:]}")
         return
     cases = []

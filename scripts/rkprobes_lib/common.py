@@ -2,6 +2,7 @@
 """Paths, the arch table, messages and process helpers shared by all commands."""
 
 import fcntl
+import json
 import os
 import shutil
 import subprocess
@@ -247,3 +248,19 @@ def build_lock():
             yield
         finally:
             _lock_depth = 0
+
+
+def kunit_parse(ktap, json_path):
+    """Run upstream's `kunit.py parse` on a KTAP log, echoing its report.
+
+    Returns (the parsed JSON or None when it wrote none, the finished process).
+    """
+    json_path.unlink(missing_ok=True)
+    kunit_py = TREE / "tools" / "testing" / "kunit" / "kunit.py"
+    r = subprocess.run([sys.executable, str(kunit_py), "parse", f"--json={json_path}", str(ktap)],
+                       capture_output=True, text=True)
+    print(r.stdout, end="", flush=True)
+    try:
+        return json.loads(json_path.read_text()), r
+    except (OSError, ValueError):
+        return None, r

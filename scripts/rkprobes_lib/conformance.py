@@ -15,12 +15,9 @@ and said so.
 
 import json
 import re
-import shutil
-import subprocess
-import sys
 
 from . import common, initramfs, kbuild, qemu
-from .common import Failure, info
+from .common import Failure
 
 CONF_DIR = common.REPO / "tools" / "testing" / "rkprobes" / "conformance"
 INIT = CONF_DIR / "conformance-init.sh"
@@ -41,26 +38,9 @@ def expected_cases():
 
 def build_modules(arch, bdir):
     """Build both modules out of tree against the kernel in `bdir`; returns the .ko paths."""
-    mdir = bdir / "rkprobes-conformance"
-    log = bdir / "conformance-module.log"
-    with common.build_lock():
-        shutil.rmtree(mdir, ignore_errors=True)
-        mdir.mkdir(parents=True)
-        for src in CONF_DIR.iterdir():
-            if src.name == "Kbuild" or src.suffix in (".c", ".h"):
-                shutil.copy2(src, mdir / src.name)
-        cmd = (["make", "-C", str(common.TREE), f"O={bdir}", f"M={mdir}"] + kbuild.make_vars(arch)
-               + ["modules"])
-        info(f"building {', '.join(MODULES)} against {bdir.name} (log: {log})")
-        rc = common.run_logged(cmd, log, env=kbuild.make_env(), label="conformance modules")
-    kos = [mdir / m for m in MODULES]
-    if rc != 0 or not all(k.is_file() for k in kos):
-        raise Failure(f"building the conformance modules failed (exit {rc}): {' '.join(cmd)}\n"
-                      f"--- tail of {log}:\n" + common.tail(log))
-    warnings = [ln for ln in log.read_text(errors="replace").splitlines() if "warning:" in ln]
-    if warnings:
-        raise Failure("the conformance modules build with warnings:\n" + "\n".join(warnings[:20]))
-    return kos
+    sources = [f for f in sorted(CONF_DIR.iterdir()) if f.name == "Kbuild" or f.suffix in (".c", ".h")]
+    return kbuild.build_external_modules(arch, bdir, "rkprobes-conformance", sources, MODULES,
+                                         fail_on_warnings=True)
 
 
 def _console_segment(text):
@@ -134,15 +114,8 @@ def run(res, arch, impl, timeout):
     seg = bdir / "conformance-ktap.log"
     seg.write_text("\n".join(lines) + "\n")
     jpath = bdir / "conformance.json"
-    jpath.unlink(missing_ok=True)
-    kunit_py = common.TREE / "tools" / "testing" / "kunit" / "kunit.py"
-    r = subprocess.run([sys.executable, str(kunit_py), "parse", f"--json={jpath}", str(seg)],
-                       capture_output=True, text=True)
-    print(r.stdout, end="", flush=True)
-    try:
-        status = _cases(json.loads(jpath.read_text()))
-    except (OSError, ValueError):
-        status = {}
+    parsed, _ = common.kunit_parse(seg, jpath)
+    status = _cases(parsed) if parsed is not None else {}
     skips = _skip_reasons(lines)
     passed = sum(1 for c in cases if status.get(c) == "PASS")
     skipped = sum(1 for c in cases if status.get(c) == "SKIP")

@@ -11,6 +11,7 @@ option a fragment asks for is checked afterwards.
 import hashlib
 import os
 import re
+import shutil
 
 from . import common, setup, tree
 from .common import Failure, info
@@ -162,3 +163,32 @@ def _check_impl(bdir, impl):
 def cmd_build(args):
     build(args.arch, args.impl, args.config)
     return 0
+
+
+def build_external_modules(arch, bdir, name, sources, modules, fail_on_warnings=False):
+    """Build out-of-tree modules against the kernel in `bdir`, under the build lock.
+
+    `sources` (paths) are copied into `bdir/<name>/`, which is built with M=; the log is
+    `bdir/<name>-module.log`. Returns the paths of `modules` (.ko names); raises Failure with
+    the command and the log tail when the build fails or one of them is missing, and, with
+    `fail_on_warnings`, when the compiler warned.
+    """
+    mdir = bdir / name
+    log = bdir / f"{name.removeprefix('rkprobes-')}-module.log"
+    with common.build_lock():
+        shutil.rmtree(mdir, ignore_errors=True)
+        mdir.mkdir(parents=True)
+        for src in sources:
+            shutil.copy2(src, mdir / src.name)
+        cmd = ["make", "-C", str(common.TREE), f"O={bdir}", f"M={mdir}"] + make_vars(arch) + ["modules"]
+        info(f"building {', '.join(modules)} against {bdir.name} (log: {log})")
+        rc = common.run_logged(cmd, log, env=make_env(), label=", ".join(modules))
+    kos = [mdir / m for m in modules]
+    if rc != 0 or not all(k.is_file() for k in kos):
+        raise Failure(f"building {', '.join(modules)} failed (exit {rc}): {' '.join(cmd)}\n"
+                      f"--- tail of {log}:\n" + common.tail(log))
+    if fail_on_warnings:
+        warnings = [ln for ln in log.read_text(errors="replace").splitlines() if "warning:" in ln]
+        if warnings:
+            raise Failure(f"{', '.join(modules)} build with warnings:\n" + "\n".join(warnings[:20]))
+    return kos
