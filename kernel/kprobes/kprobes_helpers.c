@@ -695,7 +695,9 @@ size_t rkp_slots_per_page(struct kprobe_insn_cache *c)
 	return PAGE_SIZE / (c->insn_size * sizeof(kprobe_opcode_t));
 }
 
-struct rkp_insn_page *rkp_insn_page_alloc(struct kprobe_insn_cache *c)
+/* A new page descriptor with its text page, or NULL; out: as rkp_insn_page_next(). */
+struct rkp_insn_page *rkp_insn_page_alloc(struct kprobe_insn_cache *c,
+					  unsigned long *insns, char **slot_used)
 {
 	size_t n = rkp_slots_per_page(c);
 	struct rkp_insn_page *kip = kmalloc(struct_size(kip, slot_used, n), GFP_KERNEL);
@@ -712,6 +714,8 @@ struct rkp_insn_page *rkp_insn_page_alloc(struct kprobe_insn_cache *c)
 	kip->nused = 0;
 	kip->ngarbage = 0;
 	kip->cache = c;
+	*insns = (unsigned long)kip->insns;
+	*slot_used = kip->slot_used;
 	return kip;
 }
 
@@ -740,28 +744,23 @@ bool rkp_insn_page_is_only(struct rkp_insn_page *kip)
 	return list_is_singular(&kip->list);
 }
 
-/* First page, or the one after kip; NULL at the end (RCU reader or c->mutex). */
+/*
+ * First page, or the one after kip; NULL at the end (RCU reader or c->mutex).
+ * Also hands out the page's text address and its slot_used[] array, so that
+ * the Rust walks scan slots with plain loads rather than a call per slot.
+ */
 struct rkp_insn_page *rkp_insn_page_next(struct kprobe_insn_cache *c,
-					 struct rkp_insn_page *kip)
+					 struct rkp_insn_page *kip,
+					 unsigned long *insns, char **slot_used)
 {
 	struct list_head *next = rcu_dereference_raw(list_next_rcu(kip ? &kip->list : &c->pages));
 
-	return next == &c->pages ? NULL : list_entry(next, struct rkp_insn_page, list);
-}
-
-unsigned long rkp_insn_page_insns(struct rkp_insn_page *kip)
-{
-	return (unsigned long)kip->insns;
-}
-
-int rkp_insn_page_slot(struct rkp_insn_page *kip, size_t i)
-{
-	return kip->slot_used[i];
-}
-
-void rkp_insn_page_set_slot(struct rkp_insn_page *kip, size_t i, int state)
-{
-	kip->slot_used[i] = state;
+	if (next == &c->pages)
+		return NULL;
+	kip = list_entry(next, struct rkp_insn_page, list);
+	*insns = (unsigned long)kip->insns;
+	*slot_used = kip->slot_used;
+	return kip;
 }
 
 int *rkp_insn_page_nused(struct rkp_insn_page *kip)

@@ -96,16 +96,15 @@ size_t rkp_max_insn_size(void);
 void rkp_cache_lock(struct kprobe_insn_cache *c);
 void rkp_cache_unlock(struct kprobe_insn_cache *c);
 size_t rkp_slots_per_page(struct kprobe_insn_cache *c);
-struct rkp_insn_page *rkp_insn_page_alloc(struct kprobe_insn_cache *c);
+struct rkp_insn_page *rkp_insn_page_alloc(struct kprobe_insn_cache *c,
+					  unsigned long *insns, char **slot_used);
 void rkp_insn_page_add(struct kprobe_insn_cache *c, struct rkp_insn_page *kip);
 void rkp_insn_page_remove(struct rkp_insn_page *kip);
 void rkp_insn_page_free(struct rkp_insn_page *kip);
 bool rkp_insn_page_is_only(struct rkp_insn_page *kip);
 struct rkp_insn_page *rkp_insn_page_next(struct kprobe_insn_cache *c,
-					 struct rkp_insn_page *kip);
-unsigned long rkp_insn_page_insns(struct rkp_insn_page *kip);
-int rkp_insn_page_slot(struct rkp_insn_page *kip, size_t i);
-void rkp_insn_page_set_slot(struct rkp_insn_page *kip, size_t i, int state);
+					 struct rkp_insn_page *kip,
+					 unsigned long *insns, char **slot_used);
 int *rkp_insn_page_nused(struct rkp_insn_page *kip);
 int *rkp_insn_page_ngarbage(struct rkp_insn_page *kip);
 #endif

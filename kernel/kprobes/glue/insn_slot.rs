@@ -6,7 +6,9 @@
 //!
 //! Constraints: mutators run under the cache's own mutex; `__is_insn_slot_addr` and the kallsyms
 //! enumeration are lockless RCU readers (`kernel_text_address()` calls the former from
-//! unwinders). Page descriptors are the C `struct rkp_insn_page`, opaque here.
+//! unwinders). Page descriptors are the C `struct rkp_insn_page`, opaque here: the C walk hands
+//! out each page's text address and `slot_used[]` array with the page, so slot scans are plain
+//! byte loads (as in C) rather than a call per slot.
 
 use core::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use core::ops::ControlFlow;
@@ -29,15 +31,21 @@ extern "C" {
     fn rkp_cache_lock(c: *mut c_void);
     fn rkp_cache_unlock(c: *mut c_void);
     fn rkp_slots_per_page(c: *mut c_void) -> usize;
-    fn rkp_insn_page_alloc(c: *mut c_void) -> *mut RkpInsnPage;
+    fn rkp_insn_page_alloc(
+        c: *mut c_void,
+        insns: *mut usize,
+        slot_used: *mut *mut c_char,
+    ) -> *mut RkpInsnPage;
     fn rkp_insn_page_add(c: *mut c_void, kip: *mut RkpInsnPage);
     fn rkp_insn_page_remove(kip: *mut RkpInsnPage);
     fn rkp_insn_page_free(kip: *mut RkpInsnPage);
     fn rkp_insn_page_is_only(kip: *mut RkpInsnPage) -> bool;
-    fn rkp_insn_page_next(c: *mut c_void, kip: *mut RkpInsnPage) -> *mut RkpInsnPage;
-    fn rkp_insn_page_insns(kip: *mut RkpInsnPage) -> usize;
-    fn rkp_insn_page_slot(kip: *mut RkpInsnPage, i: usize) -> c_int;
-    fn rkp_insn_page_set_slot(kip: *mut RkpInsnPage, i: usize, state: c_int);
+    fn rkp_insn_page_next(
+        c: *mut c_void,
+        kip: *mut RkpInsnPage,
+        insns: *mut usize,
+        slot_used: *mut *mut c_char,
+    ) -> *mut RkpInsnPage;
     fn rkp_insn_page_nused(kip: *mut RkpInsnPage) -> *mut c_int;
     fn rkp_insn_page_ngarbage(kip: *mut RkpInsnPage) -> *mut c_int;
 }
@@ -70,7 +78,38 @@ impl Cache {
     }
 }
 
-fn state(v: c_int) -> SlotState {
+/// One page of a cache: its descriptor, text address and `slot_used[]` array.
+///
+/// # Invariants
+///
+/// `kip` is a live `struct rkp_insn_page` (linked in its cache, or fresh from
+/// `rkp_insn_page_alloc`), `insns` is its `insns` and `slots` its `slot_used`, which holds
+/// `slots_per_page(cache)` bytes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Page {
+    kip: NonNull<RkpInsnPage>,
+    insns: usize,
+    slots: NonNull<u8>,
+}
+
+impl Page {
+    /// Wraps what `rkp_insn_page_next`/`rkp_insn_page_alloc` returned; `None` for NULL.
+    ///
+    /// # Safety
+    ///
+    /// If `kip` is not NULL, `insns` and `slots` are the ones C wrote out for it.
+    unsafe fn new(kip: *mut RkpInsnPage, insns: usize, slots: *mut c_char) -> Option<Self> {
+        let kip = NonNull::new(kip)?;
+        // INVARIANT: C wrote out this page's fields with it (the caller's contract).
+        Some(Page { kip, insns, slots: NonNull::new(slots.cast())? })
+    }
+
+    fn kip(self) -> *mut RkpInsnPage {
+        self.kip.as_ptr()
+    }
+}
+
+fn state(v: u8) -> SlotState {
     match v {
         0 => SlotState::Clean,
         1 => SlotState::Dirty,
@@ -79,7 +118,7 @@ fn state(v: c_int) -> SlotState {
 }
 
 impl InsnCache for Cache {
-    type Page = NonNull<RkpInsnPage>;
+    type Page = Page;
 
     fn slots_per_page(&self) -> usize {
         // SAFETY: the cache is live (type invariant).
@@ -106,43 +145,53 @@ impl InsnCache for Cache {
         unsafe { bindings::synchronize_rcu() };
     }
     fn for_each_page(&self, mut f: impl FnMut(Self::Page) -> ControlFlow<()>) -> ControlFlow<()> {
-        // SAFETY: RCU walk (callers hold the cache mutex or are RCU readers).
-        let mut cur = NonNull::new(unsafe { rkp_insn_page_next(self.raw(), ptr::null_mut()) });
+        let (mut insns, mut slots) = (0usize, ptr::null_mut());
+        // SAFETY: RCU walk (callers hold the cache mutex or are RCU readers); C writes the
+        // out-parameters for the page it returns, which `Page::new` then wraps.
+        let mut cur = unsafe {
+            let kip = rkp_insn_page_next(self.raw(), ptr::null_mut(), &mut insns, &mut slots);
+            Page::new(kip, insns, slots)
+        };
         while let Some(pg) = cur {
-            // SAFETY: read the next page before `f` may remove `pg` (list_for_each_entry_safe).
-            let next = NonNull::new(unsafe { rkp_insn_page_next(self.raw(), pg.as_ptr()) });
+            // SAFETY: read the next page before `f` may remove `pg` (list_for_each_entry_safe);
+            // out-parameters as above.
+            cur = unsafe {
+                let kip = rkp_insn_page_next(self.raw(), pg.kip(), &mut insns, &mut slots);
+                Page::new(kip, insns, slots)
+            };
             f(pg)?;
-            cur = next;
         }
         ControlFlow::Continue(())
     }
     fn page_insns(&self, pg: Self::Page) -> usize {
-        // SAFETY: `pg` is a live page of this cache.
-        unsafe { rkp_insn_page_insns(pg.as_ptr()) }
+        pg.insns
     }
+    #[inline]
     fn slot(&self, pg: Self::Page, idx: usize) -> SlotState {
-        // SAFETY: `idx < slots_per_page` (the logic's loops); cache mutex held.
-        state(unsafe { rkp_insn_page_slot(pg.as_ptr(), idx) })
+        // SAFETY: `slots` holds `slots_per_page` bytes (type invariant) and the logic's loops keep
+        // `idx` below that; the cache mutex serialises the writers.
+        state(unsafe { *pg.slots.as_ptr().add(idx) })
     }
+    #[inline]
     fn set_slot(&self, pg: Self::Page, idx: usize, s: SlotState) {
         // SAFETY: as above.
-        unsafe { rkp_insn_page_set_slot(pg.as_ptr(), idx, s as c_int) };
+        unsafe { *pg.slots.as_ptr().add(idx) = s as u8 };
     }
     fn nused(&self, pg: Self::Page) -> usize {
         // SAFETY: cache mutex held; the counter is never negative.
-        unsafe { *rkp_insn_page_nused(pg.as_ptr()) }.max(0) as usize
+        unsafe { *rkp_insn_page_nused(pg.kip()) }.max(0) as usize
     }
     fn set_nused(&self, pg: Self::Page, n: usize) {
         // SAFETY: cache mutex held.
-        unsafe { *rkp_insn_page_nused(pg.as_ptr()) = n as c_int };
+        unsafe { *rkp_insn_page_nused(pg.kip()) = n as c_int };
     }
     fn ngarbage(&self, pg: Self::Page) -> usize {
         // SAFETY: cache mutex held.
-        unsafe { *rkp_insn_page_ngarbage(pg.as_ptr()) }.max(0) as usize
+        unsafe { *rkp_insn_page_ngarbage(pg.kip()) }.max(0) as usize
     }
     fn set_ngarbage(&self, pg: Self::Page, n: usize) {
         // SAFETY: cache mutex held.
-        unsafe { *rkp_insn_page_ngarbage(pg.as_ptr()) = n as c_int };
+        unsafe { *rkp_insn_page_ngarbage(pg.kip()) = n as c_int };
     }
     fn nr_garbage(&self) -> usize {
         // SAFETY: cache mutex held.
@@ -153,24 +202,29 @@ impl InsnCache for Cache {
         unsafe { ptr::write_volatile(ptr::addr_of_mut!((*self.ptr()).nr_garbage), n as c_int) };
     }
     fn alloc_page(&self) -> Option<Self::Page> {
-        // SAFETY: allocates a descriptor and an executable page for this cache.
-        NonNull::new(unsafe { rkp_insn_page_alloc(self.raw()) })
+        let (mut insns, mut slots) = (0usize, ptr::null_mut());
+        // SAFETY: allocates a descriptor and an executable page for this cache; C writes the
+        // out-parameters when it returns a page.
+        unsafe {
+            let kip = rkp_insn_page_alloc(self.raw(), &mut insns, &mut slots);
+            Page::new(kip, insns, slots)
+        }
     }
     fn add_page(&self, pg: Self::Page) {
         // SAFETY: cache mutex held; `pg` fresh from `alloc_page`.
-        unsafe { rkp_insn_page_add(self.raw(), pg.as_ptr()) };
+        unsafe { rkp_insn_page_add(self.raw(), pg.kip()) };
     }
     fn is_only_page(&self, pg: Self::Page) -> bool {
         // SAFETY: `pg` linked.
-        unsafe { rkp_insn_page_is_only(pg.as_ptr()) }
+        unsafe { rkp_insn_page_is_only(pg.kip()) }
     }
     fn remove_page(&self, pg: Self::Page) {
         // SAFETY: cache mutex held; `pg` linked.
-        unsafe { rkp_insn_page_remove(pg.as_ptr()) };
+        unsafe { rkp_insn_page_remove(pg.kip()) };
     }
     fn free_page(&self, pg: Self::Page) {
         // SAFETY: unlinked and a grace period has passed (the logic's order).
-        unsafe { rkp_insn_page_free(pg.as_ptr()) };
+        unsafe { rkp_insn_page_free(pg.kip()) };
     }
 }
 
