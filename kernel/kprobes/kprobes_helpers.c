@@ -695,9 +695,20 @@ size_t rkp_slots_per_page(struct kprobe_insn_cache *c)
 	return PAGE_SIZE / (c->insn_size * sizeof(kprobe_opcode_t));
 }
 
+/* Hands out where the fields of kip are, so Rust reads them with plain loads. */
+static void rkp_insn_page_fields(struct rkp_insn_page *kip, unsigned long *insns,
+				 char **slot_used, int **nused, int **ngarbage)
+{
+	*insns = (unsigned long)kip->insns;
+	*slot_used = kip->slot_used;
+	*nused = &kip->nused;
+	*ngarbage = &kip->ngarbage;
+}
+
 /* A new page descriptor with its text page, or NULL; out: as rkp_insn_page_next(). */
 struct rkp_insn_page *rkp_insn_page_alloc(struct kprobe_insn_cache *c,
-					  unsigned long *insns, char **slot_used)
+					  unsigned long *insns, char **slot_used,
+					  int **nused, int **ngarbage)
 {
 	size_t n = rkp_slots_per_page(c);
 	struct rkp_insn_page *kip = kmalloc(struct_size(kip, slot_used, n), GFP_KERNEL);
@@ -714,8 +725,7 @@ struct rkp_insn_page *rkp_insn_page_alloc(struct kprobe_insn_cache *c,
 	kip->nused = 0;
 	kip->ngarbage = 0;
 	kip->cache = c;
-	*insns = (unsigned long)kip->insns;
-	*slot_used = kip->slot_used;
+	rkp_insn_page_fields(kip, insns, slot_used, nused, ngarbage);
 	return kip;
 }
 
@@ -746,32 +756,24 @@ bool rkp_insn_page_is_only(struct rkp_insn_page *kip)
 
 /*
  * First page, or the one after kip; NULL at the end (RCU reader or c->mutex).
- * Also hands out the page's text address and its slot_used[] array, so that
- * the Rust walks scan slots with plain loads rather than a call per slot.
+ * Also hands out where the page's text address, slot_used[] array and
+ * counters are, so that the Rust walks read them with plain loads rather than
+ * a call per slot or counter.
  */
 struct rkp_insn_page *rkp_insn_page_next(struct kprobe_insn_cache *c,
 					 struct rkp_insn_page *kip,
-					 unsigned long *insns, char **slot_used)
+					 unsigned long *insns, char **slot_used,
+					 int **nused, int **ngarbage)
 {
 	struct list_head *next = rcu_dereference_raw(list_next_rcu(kip ? &kip->list : &c->pages));
 
 	if (next == &c->pages)
 		return NULL;
 	kip = list_entry(next, struct rkp_insn_page, list);
-	*insns = (unsigned long)kip->insns;
-	*slot_used = kip->slot_used;
+	rkp_insn_page_fields(kip, insns, slot_used, nused, ngarbage);
 	return kip;
 }
 
-int *rkp_insn_page_nused(struct rkp_insn_page *kip)
-{
-	return &kip->nused;
-}
-
-int *rkp_insn_page_ngarbage(struct rkp_insn_page *kip)
-{
-	return &kip->ngarbage;
-}
 #endif /* __ARCH_WANT_KPROBES_INSN_SLOT */
 
 /* ---- init and notifiers: C registers, the Rust core decides ---- */

@@ -97,16 +97,16 @@ void rkp_cache_lock(struct kprobe_insn_cache *c);
 void rkp_cache_unlock(struct kprobe_insn_cache *c);
 size_t rkp_slots_per_page(struct kprobe_insn_cache *c);
 struct rkp_insn_page *rkp_insn_page_alloc(struct kprobe_insn_cache *c,
-					  unsigned long *insns, char **slot_used);
+					  unsigned long *insns, char **slot_used,
+					  int **nused, int **ngarbage);
 void rkp_insn_page_add(struct kprobe_insn_cache *c, struct rkp_insn_page *kip);
 void rkp_insn_page_remove(struct rkp_insn_page *kip);
 void rkp_insn_page_free(struct rkp_insn_page *kip);
 bool rkp_insn_page_is_only(struct rkp_insn_page *kip);
 struct rkp_insn_page *rkp_insn_page_next(struct kprobe_insn_cache *c,
 					 struct rkp_insn_page *kip,
-					 unsigned long *insns, char **slot_used);
-int *rkp_insn_page_nused(struct rkp_insn_page *kip);
-int *rkp_insn_page_ngarbage(struct rkp_insn_page *kip);
+					 unsigned long *insns, char **slot_used,
+					 int **nused, int **ngarbage);
 #endif
 
 #ifdef CONFIG_OPTPROBES

@@ -7,8 +7,8 @@
 //! Constraints: mutators run under the cache's own mutex; `__is_insn_slot_addr` and the kallsyms
 //! enumeration are lockless RCU readers (`kernel_text_address()` calls the former from
 //! unwinders). Page descriptors are the C `struct rkp_insn_page`, opaque here: the C walk hands
-//! out each page's text address and `slot_used[]` array with the page, so slot scans are plain
-//! byte loads (as in C) rather than a call per slot.
+//! out where each page's text address, `slot_used[]` array and counters are with the page, so
+//! slot scans and counter updates are plain loads and stores (as in C), not a call each.
 
 use core::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use core::ops::ControlFlow;
@@ -30,11 +30,12 @@ pub struct RkpInsnPage {
 extern "C" {
     fn rkp_cache_lock(c: *mut c_void);
     fn rkp_cache_unlock(c: *mut c_void);
-    fn rkp_slots_per_page(c: *mut c_void) -> usize;
     fn rkp_insn_page_alloc(
         c: *mut c_void,
         insns: *mut usize,
         slot_used: *mut *mut c_char,
+        nused: *mut *mut c_int,
+        ngarbage: *mut *mut c_int,
     ) -> *mut RkpInsnPage;
     fn rkp_insn_page_add(c: *mut c_void, kip: *mut RkpInsnPage);
     fn rkp_insn_page_remove(kip: *mut RkpInsnPage);
@@ -45,9 +46,9 @@ extern "C" {
         kip: *mut RkpInsnPage,
         insns: *mut usize,
         slot_used: *mut *mut c_char,
+        nused: *mut *mut c_int,
+        ngarbage: *mut *mut c_int,
     ) -> *mut RkpInsnPage;
-    fn rkp_insn_page_nused(kip: *mut RkpInsnPage) -> *mut c_int;
-    fn rkp_insn_page_ngarbage(kip: *mut RkpInsnPage) -> *mut c_int;
 }
 
 /// A `struct kprobe_insn_cache`.
@@ -78,32 +79,58 @@ impl Cache {
     }
 }
 
-/// One page of a cache: its descriptor, text address and `slot_used[]` array.
+/// One page of a cache: its descriptor and where its fields are.
 ///
 /// # Invariants
 ///
 /// `kip` is a live `struct rkp_insn_page` (linked in its cache, or fresh from
-/// `rkp_insn_page_alloc`), `insns` is its `insns` and `slots` its `slot_used`, which holds
-/// `slots_per_page(cache)` bytes.
+/// `rkp_insn_page_alloc`); `insns` is its `insns`; `slots` points to its `slot_used`, which holds
+/// `slots_per_page(cache)` bytes; `nused` and `ngarbage` point to its counters.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Page {
     kip: NonNull<RkpInsnPage>,
     insns: usize,
     slots: NonNull<u8>,
+    nused: NonNull<c_int>,
+    ngarbage: NonNull<c_int>,
 }
 
-impl Page {
-    /// Wraps what `rkp_insn_page_next`/`rkp_insn_page_alloc` returned; `None` for NULL.
+/// The out-parameters of `rkp_insn_page_next`/`rkp_insn_page_alloc`.
+struct Fields {
+    insns: usize,
+    slots: *mut c_char,
+    nused: *mut c_int,
+    ngarbage: *mut c_int,
+}
+
+impl Fields {
+    fn new() -> Self {
+        Fields {
+            insns: 0,
+            slots: ptr::null_mut(),
+            nused: ptr::null_mut(),
+            ngarbage: ptr::null_mut(),
+        }
+    }
+
+    /// Wraps the page C returned (`None` for NULL) with the fields it wrote out.
     ///
     /// # Safety
     ///
-    /// If `kip` is not NULL, `insns` and `slots` are the ones C wrote out for it.
-    unsafe fn new(kip: *mut RkpInsnPage, insns: usize, slots: *mut c_char) -> Option<Self> {
-        let kip = NonNull::new(kip)?;
+    /// If `kip` is not NULL, `self` holds what C wrote out for it.
+    unsafe fn page(&self, kip: *mut RkpInsnPage) -> Option<Page> {
         // INVARIANT: C wrote out this page's fields with it (the caller's contract).
-        Some(Page { kip, insns, slots: NonNull::new(slots.cast())? })
+        Some(Page {
+            kip: NonNull::new(kip)?,
+            insns: self.insns,
+            slots: NonNull::new(self.slots.cast())?,
+            nused: NonNull::new(self.nused)?,
+            ngarbage: NonNull::new(self.ngarbage)?,
+        })
     }
+}
 
+impl Page {
     fn kip(self) -> *mut RkpInsnPage {
         self.kip.as_ptr()
     }
@@ -121,8 +148,9 @@ impl InsnCache for Cache {
     type Page = Page;
 
     fn slots_per_page(&self) -> usize {
-        // SAFETY: the cache is live (type invariant).
-        unsafe { rkp_slots_per_page(self.raw()) }
+        // C's slots_per_page(); `insn_size` is set before the cache is first used (the `max`
+        // only keeps a zero from dividing).
+        self.page_size() / self.slot_bytes().max(1)
     }
     fn slot_bytes(&self) -> usize {
         // SAFETY: the cache is live; `insn_size` is set before first use.
@@ -145,19 +173,24 @@ impl InsnCache for Cache {
         unsafe { bindings::synchronize_rcu() };
     }
     fn for_each_page(&self, mut f: impl FnMut(Self::Page) -> ControlFlow<()>) -> ControlFlow<()> {
-        let (mut insns, mut slots) = (0usize, ptr::null_mut());
-        // SAFETY: RCU walk (callers hold the cache mutex or are RCU readers); C writes the
-        // out-parameters for the page it returns, which `Page::new` then wraps.
-        let mut cur = unsafe {
-            let kip = rkp_insn_page_next(self.raw(), ptr::null_mut(), &mut insns, &mut slots);
-            Page::new(kip, insns, slots)
-        };
-        while let Some(pg) = cur {
-            // SAFETY: read the next page before `f` may remove `pg` (list_for_each_entry_safe);
-            // out-parameters as above.
-            cur = unsafe {
-                let kip = rkp_insn_page_next(self.raw(), pg.kip(), &mut insns, &mut slots);
-                Page::new(kip, insns, slots)
+        let mut o = Fields::new();
+        let mut kip = ptr::null_mut();
+        loop {
+            // SAFETY: RCU walk (callers hold the cache mutex or are RCU readers); the next page
+            // is read before `f` may remove the current one (list_for_each_entry_safe). C
+            // writes the out-parameters for the page it returns, which `page` then wraps.
+            let Some(pg) = (unsafe {
+                kip = rkp_insn_page_next(
+                    self.raw(),
+                    kip,
+                    &mut o.insns,
+                    &mut o.slots,
+                    &mut o.nused,
+                    &mut o.ngarbage,
+                );
+                o.page(kip)
+            }) else {
+                break;
             };
             f(pg)?;
         }
@@ -178,20 +211,20 @@ impl InsnCache for Cache {
         unsafe { *pg.slots.as_ptr().add(idx) = s as u8 };
     }
     fn nused(&self, pg: Self::Page) -> usize {
-        // SAFETY: cache mutex held; the counter is never negative.
-        unsafe { *rkp_insn_page_nused(pg.kip()) }.max(0) as usize
+        // SAFETY: `nused` points to the live page's counter (type invariant); cache mutex held.
+        unsafe { *pg.nused.as_ptr() }.max(0) as usize
     }
     fn set_nused(&self, pg: Self::Page, n: usize) {
-        // SAFETY: cache mutex held.
-        unsafe { *rkp_insn_page_nused(pg.kip()) = n as c_int };
+        // SAFETY: as above.
+        unsafe { *pg.nused.as_ptr() = n as c_int };
     }
     fn ngarbage(&self, pg: Self::Page) -> usize {
-        // SAFETY: cache mutex held.
-        unsafe { *rkp_insn_page_ngarbage(pg.kip()) }.max(0) as usize
+        // SAFETY: `ngarbage` points to the live page's counter (type invariant); mutex held.
+        unsafe { *pg.ngarbage.as_ptr() }.max(0) as usize
     }
     fn set_ngarbage(&self, pg: Self::Page, n: usize) {
-        // SAFETY: cache mutex held.
-        unsafe { *rkp_insn_page_ngarbage(pg.kip()) = n as c_int };
+        // SAFETY: as above.
+        unsafe { *pg.ngarbage.as_ptr() = n as c_int };
     }
     fn nr_garbage(&self) -> usize {
         // SAFETY: cache mutex held.
@@ -202,12 +235,18 @@ impl InsnCache for Cache {
         unsafe { ptr::write_volatile(ptr::addr_of_mut!((*self.ptr()).nr_garbage), n as c_int) };
     }
     fn alloc_page(&self) -> Option<Self::Page> {
-        let (mut insns, mut slots) = (0usize, ptr::null_mut());
+        let mut o = Fields::new();
         // SAFETY: allocates a descriptor and an executable page for this cache; C writes the
         // out-parameters when it returns a page.
         unsafe {
-            let kip = rkp_insn_page_alloc(self.raw(), &mut insns, &mut slots);
-            Page::new(kip, insns, slots)
+            let kip = rkp_insn_page_alloc(
+                self.raw(),
+                &mut o.insns,
+                &mut o.slots,
+                &mut o.nused,
+                &mut o.ngarbage,
+            );
+            o.page(kip)
         }
     }
     fn add_page(&self, pg: Self::Page) {

@@ -742,13 +742,19 @@ impl BlacklistWalk {
 impl Iterator for BlacklistWalk {
     type Item = *mut bindings::kprobe_blacklist_entry;
 
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
-        let cur = NonNull::new(self.next).filter(|n| n.as_ptr() != self.head)?;
+        // As list_for_each_entry(): the list is circular, so the head ends the walk (a linked
+        // node's `next` is never NULL); one compare and one load per entry, as in C.
+        let cur = self.next;
+        if cur == self.head {
+            return None;
+        }
         // SAFETY: by the invariant `cur` is the `list` member of a live entry.
-        self.next = unsafe { ptr::read_volatile(addr_of!((*cur.as_ptr()).next)) };
+        self.next = unsafe { ptr::read_volatile(addr_of!((*cur).next)) };
         let off = offset_of!(bindings::kprobe_blacklist_entry, list);
         // SAFETY: stepping back from the member to its containing entry stays in bounds.
-        Some(unsafe { cur.byte_sub(off) }.cast().as_ptr())
+        Some(unsafe { cur.byte_sub(off) }.cast())
     }
 }
 

@@ -1,0 +1,176 @@
+# SPDX-License-Identifier: GPL-2.0
+"""`rkprobes profile`: where the kprobes core spends guest instructions, C against Rust.
+
+Boots each implementation's benchmark kernel (the `bench` configuration and module of
+`rkprobes bench`) once under QEMU TCG with `-icount shift=0,sleep=off` and TCG's own logging
+(`-d in_asm,exec,nochain`, `-dfilter` limited to the core's functions), runs one command of
+the benchmark module (default `regn 100`: register_kprobes and unregister_kprobes of 100
+probes), and counts the guest instructions executed in each of the core's functions between
+two reads of `kprobes/enabled` that bracket the command. The core is `kernel/kprobes.o` for C,
+`kernel/kprobes/kprobes_rust.o` and `kprobes_helpers.o` for Rust; what they call elsewhere
+(arch code, kallsyms, the allocator) is not counted. A tool for finding a gap the benchmark
+shows, not a benchmark itself: its output is the first place to look, not a goal.
+"""
+
+import bisect
+import collections
+import re
+import subprocess
+
+from . import common, cmd_bench, initramfs, kbuild, qemu
+from .common import Failure, banner, info
+
+CORE_OBJECTS = {"c": ["kernel/kprobes.o"],
+                "rust": ["kernel/kprobes/kprobes_rust.o", "kernel/kprobes/kprobes_helpers.o"]}
+# Read before and after the command: its function is the marker that brackets the window.
+MARKER = "read_enabled_file_bool"
+INIT = """#!/bin/busybox sh
+# /init of `rkprobes profile` (generated): one command of the benchmark module.
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t debugfs debugfs /sys/kernel/debug
+insmod /lib/modules/rkprobes_bench.ko calls=10 reps=1 || echo "RKP error insmod"
+cat /sys/kernel/debug/kprobes/enabled >/dev/null
+echo "{command}" > /sys/kernel/debug/rkprobes_bench/ctl || echo "RKP error {command}"
+cat /sys/kernel/debug/kprobes/enabled >/dev/null
+echo RKP-PROFILE-DONE
+reboot -f
+"""
+
+
+def add_args(p):
+    p.add_argument("--impl", default="c,rust", help="implementations, comma-separated (default c,rust)")
+    p.add_argument("--command", default="regn 100",
+                   help="benchmark module command to profile (default 'regn 100'; also 'reg1', "
+                        "'regn 1000', 'fill 64 post')")
+    p.add_argument("--top", type=int, default=25, help="functions listed per implementation (default 25)")
+    p.add_argument("--timeout", type=int, default=1800, help="seconds the QEMU boot may take (default 1800)")
+
+
+def _symbols(path, defined_only=False):
+    cmd = [f"llvm-nm{common.LLVM_SUFFIX}", "-S" if not defined_only else "--defined-only", str(path)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise Failure(f"{' '.join(cmd)} failed: {r.stderr.strip()}")
+    return r.stdout.splitlines()
+
+
+def core_functions(bdir, impl):
+    """(start, size, name) of every function of the core in vmlinux, sorted."""
+    names = set()
+    for obj in CORE_OBJECTS[impl]:
+        if not (bdir / obj).is_file():
+            raise Failure(f"{bdir / obj} is missing: is {bdir.name} a {impl} build?")
+        for ln in _symbols(bdir / obj, defined_only=True):
+            f = ln.split()
+            if len(f) == 3 and f[1] in ("t", "T", "W") and not f[2].startswith(("__pfx_", ".L")):
+                names.add(f[2])
+    funcs = []
+    for ln in _symbols(bdir / "vmlinux"):
+        f = ln.split()
+        if len(f) == 4 and f[2] in ("t", "T", "W") and f[3] in names:
+            funcs.append((int(f[0], 16), max(int(f[1], 16), 1), f[3]))
+    if not any(name == MARKER for _, _, name in funcs):
+        raise Failure(f"{MARKER} is not among the core's functions in {bdir / 'vmlinux'}")
+    return sorted(funcs)
+
+
+def _dfilter(funcs):
+    """Merged address ranges for -dfilter (one per stretch of neighbouring functions)."""
+    merged = []
+    for start, size, _ in funcs:
+        end = start + size
+        if merged and start - merged[-1][1] <= 0x100:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return ",".join(f"0x{a:x}..0x{e - 1:x}" for a, e in merged)
+
+
+def parse_trace(path, funcs):
+    """Instructions per function between the first and the last execution of MARKER."""
+    tb_len = {}
+    events = []
+    cur = None
+    with open(path, errors="replace") as fh:
+        for ln in fh:
+            if ln.startswith("IN:"):
+                cur = None
+                continue
+            m = re.match(r"^0x([0-9a-f]{16}):\s", ln)
+            if m:
+                if cur is None:
+                    cur = int(m.group(1), 16)
+                    tb_len[cur] = 0
+                tb_len[cur] += 1
+                continue
+            m = re.match(r"^Trace \d+: \S+ \[[0-9a-f]+/([0-9a-f]+)/", ln)
+            if m:
+                events.append(int(m.group(1), 16))
+    starts = [f[0] for f in funcs]
+
+    def name(pc):
+        i = bisect.bisect_right(starts, pc) - 1
+        return funcs[i][2] if i >= 0 and pc < funcs[i][0] + funcs[i][1] else "?"
+
+    marks = [i for i, pc in enumerate(events) if name(pc) == MARKER]
+    if len(marks) < 2:
+        raise Failure(f"{path}: the marker {MARKER} ran {len(marks)} time(s), expected a window")
+    per = collections.Counter()
+    for pc in events[marks[0]:marks[-1]]:
+        per[name(pc)] += tb_len.get(pc, 0)
+    per.pop(MARKER, None)
+    return per
+
+
+def _short(sym):
+    """`_RINvNt...8register10arm_kprobe...` -> `register::arm_kprobe` (v0 path, no generics)."""
+    r = subprocess.run([f"llvm-cxxfilt{common.LLVM_SUFFIX}", sym], capture_output=True, text=True)
+    out = r.stdout.strip() or sym
+    return re.sub(r"^kprobes_rust::", "", out.split("::<")[0])
+
+
+def profile(args, impl):
+    bdir = kbuild.build(args.arch, impl, "bench")
+    ko = cmd_bench.build_module(args.arch, bdir)
+    funcs = core_functions(bdir, impl)
+    init = bdir / "profile-init.sh"
+    init.write_text(INIT.format(command=args.command))
+    initrd = initramfs.pack(bdir, "profile-initramfs", init, [ko])
+    trace = bdir / "profile-trace.log"
+    trace.unlink(missing_ok=True)
+    extra = cmd_bench.ICOUNT + ["-d", "in_asm,exec,nochain", "-dfilter", _dfilter(funcs), "-D", str(trace)]
+    text = qemu.boot(args.arch, bdir, cmd_bench.APPEND, bdir / "profile-console.log",
+                     lambda t: "RKP-PROFILE-DONE" in t, args.timeout, initrd=initrd, extra=extra,
+                     label=f"profile {args.arch}/{impl}")
+    errors = [ln for ln in text.splitlines() if "RKP error" in ln]
+    if errors or "RKP-PROFILE-DONE" not in text:
+        raise Failure(f"profile {impl}: the command did not run: " + "; ".join(errors or ["no RKP-PROFILE-DONE"])
+                      + f"\nsee {bdir / 'profile-console.log'}")
+    info(f"{impl}: trace {trace} ({trace.stat().st_size // 1024} KiB)")
+    return parse_trace(trace, funcs)
+
+
+def cmd_profile(args):
+    args.arch = "x86_64"
+    impls = common.parse_choice(args.impl, common.IMPLS, "--impl")
+    for impl in impls:
+        common.require_impl_available(impl)
+    if args.top < 1:
+        raise Failure("--top must be at least 1")
+    results = {}
+    for impl in [i for i in ("c", "rust") if i in impls]:
+        banner(f"profile: {args.arch}, {impl} implementation, '{args.command}'")
+        with common.build_lock():
+            results[impl] = profile(args, impl)
+    banner(f"guest instructions in the core's own functions during '{args.command}'")
+    for impl, per in results.items():
+        print(f"{impl}: {sum(per.values())} instructions in {len(per)} functions")
+        for sym, n in per.most_common(args.top):
+            print(f"  {n:10d}  {_short(sym)}")
+    if len(results) == 2:
+        c, r = (sum(results[i].values()) for i in ("c", "rust"))
+        print(f"Rust/C, instructions in the core: {r / c:.3f}" if c else "Rust/C: n/a (C ran nothing)")
+    return 0
