@@ -704,38 +704,57 @@ impl BlacklistStore for Kernel {
         r
     }
     fn blacklist_remove_if(&self, mut pred: impl FnMut(usize, usize) -> bool) {
-        // Writers hold kprobe_mutex; the walk reads the next entry before yielding the current
-        // one, so removing it is safe (`list_for_each_entry_safe()`).
-        for ent in BlacklistWalk::new() {
+        // `list_for_each_entry_safe()`: writers hold kprobe_mutex, and the next entry is read
+        // before the current one may be unlinked and handed to kfree_rcu().
+        let head = addr_of_mut!(rkp_kprobe_blacklist);
+        // SAFETY: the head is initialised statically; kprobe_mutex held.
+        let mut node = unsafe { ptr::read_volatile(addr_of!((*head).next)) };
+        while node != head {
+            // SAFETY: `node` is the `list` member of a linked entry (kprobe_mutex held).
+            let next = unsafe { ptr::read_volatile(addr_of!((*node).next)) };
+            // SAFETY: as above.
+            let ent = unsafe { blacklist_entry(node) };
             // SAFETY: `ent` is live (writers are serialised by kprobe_mutex).
             let (s, e) = unsafe { ((*ent).start_addr as usize, (*ent).end_addr as usize) };
             if pred(s, e) {
                 // SAFETY: list_del_rcu + kfree_rcu of a live, linked entry.
                 unsafe { rkp_blacklist_remove(ent) };
             }
+            node = next;
         }
     }
 }
 
-/// Walks `rkp_kprobe_blacklist`, reading each entry's successor before yielding the entry.
+/// `list_entry(node, struct kprobe_blacklist_entry, list)`.
+///
+/// # Safety
+///
+/// `node` is the `list` member of a `struct kprobe_blacklist_entry`.
+#[inline(always)]
+unsafe fn blacklist_entry(node: *mut bindings::list_head) -> *mut bindings::kprobe_blacklist_entry {
+    let off = offset_of!(bindings::kprobe_blacklist_entry, list);
+    // SAFETY: by the caller, stepping back from the member to its entry stays in bounds.
+    unsafe { node.byte_sub(off) }.cast()
+}
+
+/// Walks `rkp_kprobe_blacklist` as `list_for_each_entry_rcu()` does: the successor of an entry
+/// is read when the walk moves on, so the user must not unlink the entry it was given.
 ///
 /// # Invariants
 ///
-/// `next` is the `list` member of a live entry, or the list head. The user is an RCU reader
-/// or holds `kprobe_mutex`.
+/// `cur` is the `list` member of a live entry, or the list head. The user is an RCU reader or
+/// holds `kprobe_mutex`.
 struct BlacklistWalk {
     head: *mut bindings::list_head,
-    next: *mut bindings::list_head,
+    cur: *mut bindings::list_head,
 }
 
 impl BlacklistWalk {
     fn new() -> Self {
         // Only the address of the C static is taken (no reference to it is formed).
         let head = addr_of_mut!(rkp_kprobe_blacklist);
-        // SAFETY: the head is initialised statically; READ_ONCE as rcu_dereference_raw().
-        let next = unsafe { ptr::read_volatile(addr_of!((*head).next)) };
-        // INVARIANT: `next` is the first entry or the head.
-        BlacklistWalk { head, next }
+        // INVARIANT: starts at the head.
+        BlacklistWalk { head, cur: head }
     }
 }
 
@@ -744,17 +763,18 @@ impl Iterator for BlacklistWalk {
 
     #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
-        // As list_for_each_entry(): the list is circular, so the head ends the walk (a linked
-        // node's `next` is never NULL); one compare and one load per entry, as in C.
-        let cur = self.next;
-        if cur == self.head {
+        // The list is circular, so the head ends the walk (a linked node's `next` is never
+        // NULL): one load and one compare per entry, as in C.
+        // SAFETY: by the invariant `cur` is the head or a live entry's `list`; READ_ONCE of its
+        // `next`, as rcu_dereference_raw().
+        let next = unsafe { ptr::read_volatile(addr_of!((*self.cur).next)) };
+        if next == self.head {
             return None;
         }
-        // SAFETY: by the invariant `cur` is the `list` member of a live entry.
-        self.next = unsafe { ptr::read_volatile(addr_of!((*cur).next)) };
-        let off = offset_of!(bindings::kprobe_blacklist_entry, list);
-        // SAFETY: stepping back from the member to its containing entry stays in bounds.
-        Some(unsafe { cur.byte_sub(off) }.cast())
+        // INVARIANT: `next` is linked, so it is a live entry's `list` member.
+        self.cur = next;
+        // SAFETY: as just said.
+        Some(unsafe { blacklist_entry(next) })
     }
 }
 
