@@ -166,21 +166,6 @@ void rkp_list_del(struct kprobe *p)
 	list_del(&p->list);
 }
 
-bool rkp_list_empty(struct kprobe *p)
-{
-	return list_empty(&p->list);
-}
-
-bool rkp_list_is_singular(struct kprobe *p)
-{
-	return list_is_singular(&p->list);
-}
-
-struct kprobe *rkp_list_next_entry(struct kprobe *p)
-{
-	return list_entry(p->list.next, struct kprobe, list);
-}
-
 /* ---- per-CPU state and arch macros ---- */
 
 struct kprobe *__kprobes rkp_kprobe_running(void)
@@ -670,16 +655,13 @@ struct kprobe_insn_cache kprobe_optinsn_slots = {
 };
 #endif
 
-/* The page descriptor of a cache; private to the core, as in kernel/kprobes.c. */
-struct rkp_insn_page {
-	struct list_head list;
-	kprobe_opcode_t *insns;
-	struct kprobe_insn_cache *cache;
-	int nused;
-	int ngarbage;
-	char slot_used[];
-};
-
+/*
+ * The page descriptors of a cache (kernel/kprobes.c's struct kprobe_insn_page)
+ * are defined and walked by the Rust glue (kernel/kprobes/glue/insn_slot.rs);
+ * these helpers are the parts that need C: locking, allocation, the RCU list
+ * updates and the perf ksymbol events. They take the descriptor's list node
+ * and text page as arguments, so C never needs its layout.
+ */
 void rkp_cache_lock(struct kprobe_insn_cache *c)
 {
 	mutex_lock(&c->mutex);
@@ -690,88 +672,39 @@ void rkp_cache_unlock(struct kprobe_insn_cache *c)
 	mutex_unlock(&c->mutex);
 }
 
-size_t rkp_slots_per_page(struct kprobe_insn_cache *c)
+/* size bytes for a descriptor and, through the cache, a text page for it; NULL on failure. */
+void *rkp_insn_page_alloc(struct kprobe_insn_cache *c, size_t size, void **insns)
 {
-	return PAGE_SIZE / (c->insn_size * sizeof(kprobe_opcode_t));
-}
-
-/* Hands out where the fields of kip are, so Rust reads them with plain loads. */
-static void rkp_insn_page_fields(struct rkp_insn_page *kip, unsigned long *insns,
-				 char **slot_used, int **nused, int **ngarbage)
-{
-	*insns = (unsigned long)kip->insns;
-	*slot_used = kip->slot_used;
-	*nused = &kip->nused;
-	*ngarbage = &kip->ngarbage;
-}
-
-/* A new page descriptor with its text page, or NULL; out: as rkp_insn_page_next(). */
-struct rkp_insn_page *rkp_insn_page_alloc(struct kprobe_insn_cache *c,
-					  unsigned long *insns, char **slot_used,
-					  int **nused, int **ngarbage)
-{
-	size_t n = rkp_slots_per_page(c);
-	struct rkp_insn_page *kip = kmalloc(struct_size(kip, slot_used, n), GFP_KERNEL);
+	void *kip = kmalloc(size, GFP_KERNEL);
 
 	if (!kip)
 		return NULL;
-	kip->insns = c->alloc();
-	if (!kip->insns) {
+	*insns = c->alloc();
+	if (!*insns) {
 		kfree(kip);
 		return NULL;
 	}
-	INIT_LIST_HEAD(&kip->list);
-	memset(kip->slot_used, 0, n);
-	kip->nused = 0;
-	kip->ngarbage = 0;
-	kip->cache = c;
-	rkp_insn_page_fields(kip, insns, slot_used, nused, ngarbage);
 	return kip;
 }
 
-void rkp_insn_page_add(struct kprobe_insn_cache *c, struct rkp_insn_page *kip)
+void rkp_insn_page_add(struct kprobe_insn_cache *c, struct list_head *list, void *insns)
 {
-	list_add_rcu(&kip->list, &c->pages);
-	perf_event_ksymbol(PERF_RECORD_KSYMBOL_TYPE_OOL, (unsigned long)kip->insns,
+	list_add_rcu(list, &c->pages);
+	perf_event_ksymbol(PERF_RECORD_KSYMBOL_TYPE_OOL, (unsigned long)insns,
 			   PAGE_SIZE, false, c->sym);
 }
 
-void rkp_insn_page_remove(struct rkp_insn_page *kip)
+void rkp_insn_page_remove(struct kprobe_insn_cache *c, struct list_head *list, void *insns)
 {
-	perf_event_ksymbol(PERF_RECORD_KSYMBOL_TYPE_OOL, (unsigned long)kip->insns,
-			   PAGE_SIZE, true, kip->cache->sym);
-	list_del_rcu(&kip->list);
+	perf_event_ksymbol(PERF_RECORD_KSYMBOL_TYPE_OOL, (unsigned long)insns,
+			   PAGE_SIZE, true, c->sym);
+	list_del_rcu(list);
 }
 
-void rkp_insn_page_free(struct rkp_insn_page *kip)
+void rkp_insn_page_free(struct kprobe_insn_cache *c, void *kip, void *insns)
 {
-	kip->cache->free(kip->insns);
+	c->free(insns);
 	kfree(kip);
-}
-
-bool rkp_insn_page_is_only(struct rkp_insn_page *kip)
-{
-	return list_is_singular(&kip->list);
-}
-
-/*
- * First page, or the one after kip; NULL at the end (RCU reader or c->mutex).
- * Also hands out where the page's text address, slot_used[] array and
- * counters are, so that the Rust walks read them with plain loads rather than
- * a call per slot or counter.
- */
-struct rkp_insn_page *rkp_insn_page_next(struct kprobe_insn_cache *c,
-					 struct rkp_insn_page *kip,
-					 unsigned long *insns, char **slot_used,
-					 int **nused, int **ngarbage)
-{
-	struct list_head *next = rcu_dereference_raw(list_next_rcu(kip ? &kip->list : &c->pages));
-
-	if (next == &c->pages)
-		return NULL;
-	kip = list_entry(next, struct rkp_insn_page, list);
-	rkp_insn_page_fields(kip, insns, slot_used, nused, ngarbage);
-	return kip;
 }
 
 #endif /* __ARCH_WANT_KPROBES_INSN_SLOT */

@@ -19,9 +19,6 @@ void rkp_init_list_head(struct kprobe *p);
 void rkp_list_add_rcu(struct kprobe *p, struct kprobe *ap);
 void rkp_list_del_rcu(struct kprobe *p);
 void rkp_list_del(struct kprobe *p);
-bool rkp_list_empty(struct kprobe *p);
-bool rkp_list_is_singular(struct kprobe *p);
-struct kprobe *rkp_list_next_entry(struct kprobe *p);
 struct kprobe *rkp_kprobe_running(void);
 void rkp_set_current_kprobe(struct kprobe *p);
 void rkp_set_kprobe_status(unsigned long status);
@@ -90,23 +87,14 @@ bool rkp_kprobes_allow_optimization(void);
 bool rkp_kprobes_optimization_sysctl(bool value);
 
 #ifdef __ARCH_WANT_KPROBES_INSN_SLOT
-struct rkp_insn_page;
 void rkp_free_insn_page(void *page);
 size_t rkp_max_insn_size(void);
 void rkp_cache_lock(struct kprobe_insn_cache *c);
 void rkp_cache_unlock(struct kprobe_insn_cache *c);
-size_t rkp_slots_per_page(struct kprobe_insn_cache *c);
-struct rkp_insn_page *rkp_insn_page_alloc(struct kprobe_insn_cache *c,
-					  unsigned long *insns, char **slot_used,
-					  int **nused, int **ngarbage);
-void rkp_insn_page_add(struct kprobe_insn_cache *c, struct rkp_insn_page *kip);
-void rkp_insn_page_remove(struct rkp_insn_page *kip);
-void rkp_insn_page_free(struct rkp_insn_page *kip);
-bool rkp_insn_page_is_only(struct rkp_insn_page *kip);
-struct rkp_insn_page *rkp_insn_page_next(struct kprobe_insn_cache *c,
-					 struct rkp_insn_page *kip,
-					 unsigned long *insns, char **slot_used,
-					 int **nused, int **ngarbage);
+void *rkp_insn_page_alloc(struct kprobe_insn_cache *c, size_t size, void **insns);
+void rkp_insn_page_add(struct kprobe_insn_cache *c, struct list_head *list, void *insns);
+void rkp_insn_page_remove(struct kprobe_insn_cache *c, struct list_head *list, void *insns);
+void rkp_insn_page_free(struct kprobe_insn_cache *c, void *kip, void *insns);
 #endif
 
 #ifdef CONFIG_OPTPROBES

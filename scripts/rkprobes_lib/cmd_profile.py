@@ -90,37 +90,51 @@ def _dfilter(funcs):
 
 
 def parse_trace(path, funcs):
-    """Instructions per function between the first and the last execution of MARKER."""
+    """Instructions per function between the first and the last execution of MARKER.
+
+    One guest pc can have several translations (under -icount a block is cut short at the end
+    of an instruction budget: `cflags` then carries its count), so a block's length is keyed by
+    (pc, cflags): an `IN:` listing is followed by its first `Trace` line, which names both.
+    """
     tb_len = {}
     events = []
-    cur = None
+    pending = None  # (pc, instructions) of the listing just read
+    n = 0
     with open(path, errors="replace") as fh:
         for ln in fh:
             if ln.startswith("IN:"):
-                cur = None
+                pending, n = None, 0
                 continue
             m = re.match(r"^0x([0-9a-f]{16}):\s", ln)
             if m:
-                if cur is None:
-                    cur = int(m.group(1), 16)
-                    tb_len[cur] = 0
-                tb_len[cur] += 1
+                n += 1
+                pending = (pending[0] if pending else int(m.group(1), 16), n)
                 continue
-            m = re.match(r"^Trace \d+: \S+ \[[0-9a-f]+/([0-9a-f]+)/", ln)
+            m = re.match(r"^Trace \d+: \S+ \[[0-9a-f]+/([0-9a-f]+)/[0-9a-f]+/([0-9a-f]+)\]", ln)
             if m:
-                events.append(int(m.group(1), 16))
+                key = (int(m.group(1), 16), m.group(2))
+                if pending and pending[0] == key[0]:
+                    tb_len[key] = pending[1]
+                    pending = None
+                events.append(key)
     starts = [f[0] for f in funcs]
 
-    def name(pc):
+    def name(key):
+        pc = key[0]
         i = bisect.bisect_right(starts, pc) - 1
         return funcs[i][2] if i >= 0 and pc < funcs[i][0] + funcs[i][1] else "?"
 
-    marks = [i for i, pc in enumerate(events) if name(pc) == MARKER]
+    marks = [i for i, key in enumerate(events) if name(key) == MARKER]
     if len(marks) < 2:
         raise Failure(f"{path}: the marker {MARKER} ran {len(marks)} time(s), expected a window")
     per = collections.Counter()
-    for pc in events[marks[0]:marks[-1]]:
-        per[name(pc)] += tb_len.get(pc, 0)
+    missing = 0
+    for key in events[marks[0]:marks[-1]]:
+        if key not in tb_len:
+            missing += 1
+        per[name(key)] += tb_len.get(key, 0)
+    if missing:
+        raise Failure(f"{path}: {missing} block execution(s) without a listing of their block")
     per.pop(MARKER, None)
     return per
 

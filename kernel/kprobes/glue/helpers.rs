@@ -22,9 +22,6 @@ extern "C" {
     pub(super) fn rkp_list_add_rcu(p: *mut kprobe, ap: *mut kprobe);
     pub(super) fn rkp_list_del_rcu(p: *mut kprobe);
     pub(super) fn rkp_list_del(p: *mut kprobe);
-    pub(super) fn rkp_list_empty(p: *mut kprobe) -> bool;
-    pub(super) fn rkp_list_is_singular(p: *mut kprobe) -> bool;
-    pub(super) fn rkp_list_next_entry(p: *mut kprobe) -> *mut kprobe;
     pub(super) fn rkp_flush_insn_slot(p: *mut kprobe);
     pub(super) fn rkp_kretprobe_blackpoint(i: i32) -> *mut kretprobe_blackpoint;
 

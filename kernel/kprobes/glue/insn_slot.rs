@@ -6,9 +6,10 @@
 //!
 //! Constraints: mutators run under the cache's own mutex; `__is_insn_slot_addr` and the kallsyms
 //! enumeration are lockless RCU readers (`kernel_text_address()` calls the former from
-//! unwinders). Page descriptors are the C `struct rkp_insn_page`, opaque here: the C walk hands
-//! out where each page's text address, `slot_used[]` array and counters are with the page, so
-//! slot scans and counter updates are plain loads and stores (as in C), not a call each.
+//! unwinders). Page descriptors (`struct kprobe_insn_page` of `kernel/kprobes.c`) are defined
+//! and walked here, so slot scans, counters and the page list are plain loads and stores, as in
+//! C; the C helpers do the locking, allocation, RCU list updates and perf events, given the
+//! descriptor's list node and text page.
 
 use core::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use core::ops::ControlFlow;
@@ -19,10 +20,16 @@ use kernel::bindings;
 use crate::insn_slot::{self, InsnCache, SlotState};
 use crate::text::KSYM_NAME_LEN;
 
-/// The C page descriptor (`struct rkp_insn_page`), only handled by pointer.
+/// A page descriptor, laid out as `kernel/kprobes.c`'s `struct kprobe_insn_page` (so a page
+/// costs the same memory): `slots_per_page(cache)` bytes of `slot_used` follow it.
 #[repr(C)]
-pub struct RkpInsnPage {
-    _opaque: [u8; 0],
+struct InsnPage {
+    list: bindings::list_head,
+    insns: *mut bindings::kprobe_opcode_t,
+    cache: *mut bindings::kprobe_insn_cache,
+    nused: c_int,
+    ngarbage: c_int,
+    slot_used: [u8; 0],
 }
 
 // The cache is passed as `void *`: `struct kprobe_insn_cache` embeds a mutex whose layout trips
@@ -30,25 +37,10 @@ pub struct RkpInsnPage {
 extern "C" {
     fn rkp_cache_lock(c: *mut c_void);
     fn rkp_cache_unlock(c: *mut c_void);
-    fn rkp_insn_page_alloc(
-        c: *mut c_void,
-        insns: *mut usize,
-        slot_used: *mut *mut c_char,
-        nused: *mut *mut c_int,
-        ngarbage: *mut *mut c_int,
-    ) -> *mut RkpInsnPage;
-    fn rkp_insn_page_add(c: *mut c_void, kip: *mut RkpInsnPage);
-    fn rkp_insn_page_remove(kip: *mut RkpInsnPage);
-    fn rkp_insn_page_free(kip: *mut RkpInsnPage);
-    fn rkp_insn_page_is_only(kip: *mut RkpInsnPage) -> bool;
-    fn rkp_insn_page_next(
-        c: *mut c_void,
-        kip: *mut RkpInsnPage,
-        insns: *mut usize,
-        slot_used: *mut *mut c_char,
-        nused: *mut *mut c_int,
-        ngarbage: *mut *mut c_int,
-    ) -> *mut RkpInsnPage;
+    fn rkp_insn_page_alloc(c: *mut c_void, size: usize, insns: *mut *mut c_void) -> *mut c_void;
+    fn rkp_insn_page_add(c: *mut c_void, list: *mut bindings::list_head, insns: *mut c_void);
+    fn rkp_insn_page_remove(c: *mut c_void, list: *mut bindings::list_head, insns: *mut c_void);
+    fn rkp_insn_page_free(c: *mut c_void, kip: *mut c_void, insns: *mut c_void);
 }
 
 /// A `struct kprobe_insn_cache`.
@@ -79,60 +71,55 @@ impl Cache {
     }
 }
 
-/// One page of a cache: its descriptor and where its fields are.
+/// One page of a cache.
 ///
 /// # Invariants
 ///
-/// `kip` is a live `struct rkp_insn_page` (linked in its cache, or fresh from
-/// `rkp_insn_page_alloc`); `insns` is its `insns`; `slots` points to its `slot_used`, which holds
-/// `slots_per_page(cache)` bytes; `nused` and `ngarbage` point to its counters.
+/// Points to a live [`InsnPage`] of the cache it came from (linked in its `pages`, or fresh
+/// from [`InsnCache::alloc_page`]), followed by `slots_per_page(cache)` bytes of `slot_used`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct Page {
-    kip: NonNull<RkpInsnPage>,
-    insns: usize,
-    slots: NonNull<u8>,
-    nused: NonNull<c_int>,
-    ngarbage: NonNull<c_int>,
-}
+pub struct Page(NonNull<InsnPage>);
 
-/// The out-parameters of `rkp_insn_page_next`/`rkp_insn_page_alloc`.
-struct Fields {
-    insns: usize,
-    slots: *mut c_char,
-    nused: *mut c_int,
-    ngarbage: *mut c_int,
-}
-
-impl Fields {
-    fn new() -> Self {
-        Fields {
-            insns: 0,
-            slots: ptr::null_mut(),
-            nused: ptr::null_mut(),
-            ngarbage: ptr::null_mut(),
-        }
+impl Page {
+    fn ptr(self) -> *mut InsnPage {
+        self.0.as_ptr()
     }
 
-    /// Wraps the page C returned (`None` for NULL) with the fields it wrote out.
+    fn list(self) -> *mut bindings::list_head {
+        // SAFETY: only the member's address is formed (type invariant: the page is live).
+        unsafe { ptr::addr_of_mut!((*self.ptr()).list) }
+    }
+
+    fn insns(self) -> *mut c_void {
+        // SAFETY: the page is live (type invariant); `insns` is set before it is linked.
+        unsafe { (*self.ptr()).insns.cast() }
+    }
+
+    /// `slot_used[idx]`.
     ///
     /// # Safety
     ///
-    /// If `kip` is not NULL, `self` holds what C wrote out for it.
-    unsafe fn page(&self, kip: *mut RkpInsnPage) -> Option<Page> {
-        // INVARIANT: C wrote out this page's fields with it (the caller's contract).
-        Some(Page {
-            kip: NonNull::new(kip)?,
-            insns: self.insns,
-            slots: NonNull::new(self.slots.cast())?,
-            nused: NonNull::new(self.nused)?,
-            ngarbage: NonNull::new(self.ngarbage)?,
-        })
+    /// `idx < slots_per_page(cache)`.
+    unsafe fn slot_ptr(self, idx: usize) -> *mut u8 {
+        // SAFETY: the array follows the descriptor (type invariant) and `idx` is in it (caller).
+        unsafe {
+            ptr::addr_of_mut!((*self.ptr()).slot_used)
+                .cast::<u8>()
+                .add(idx)
+        }
     }
-}
 
-impl Page {
-    fn kip(self) -> *mut RkpInsnPage {
-        self.kip.as_ptr()
+    /// `list_entry(node, struct kprobe_insn_page, list)`.
+    ///
+    /// # Safety
+    ///
+    /// `node` is the `list` of a live page descriptor (a node of a cache's `pages` other than
+    /// the head).
+    unsafe fn from_list(node: *mut bindings::list_head) -> Self {
+        let off = core::mem::offset_of!(InsnPage, list);
+        // SAFETY: by the caller, stepping back to the descriptor stays in bounds, non-NULL.
+        // INVARIANT: a linked descriptor is live.
+        Page(unsafe { NonNull::new_unchecked(node.byte_sub(off).cast()) })
     }
 }
 
@@ -173,58 +160,51 @@ impl InsnCache for Cache {
         unsafe { bindings::synchronize_rcu() };
     }
     fn for_each_page(&self, mut f: impl FnMut(Self::Page) -> ControlFlow<()>) -> ControlFlow<()> {
-        let mut o = Fields::new();
-        let mut kip = ptr::null_mut();
-        loop {
-            // SAFETY: RCU walk (callers hold the cache mutex or are RCU readers); the next page
-            // is read before `f` may remove the current one (list_for_each_entry_safe). C
-            // writes the out-parameters for the page it returns, which `page` then wraps.
-            let Some(pg) = (unsafe {
-                kip = rkp_insn_page_next(
-                    self.raw(),
-                    kip,
-                    &mut o.insns,
-                    &mut o.slots,
-                    &mut o.nused,
-                    &mut o.ngarbage,
-                );
-                o.page(kip)
-            }) else {
-                break;
-            };
-            f(pg)?;
+        // `list_for_each_entry_safe()` (also fine for the RCU readers): the next node is read
+        // before `f` may unlink and free the current page.
+        // SAFETY: only the address of the cache's list head is formed (the cache is live).
+        let head = unsafe { ptr::addr_of_mut!((*self.ptr()).pages) };
+        // SAFETY: callers hold the cache mutex or are RCU readers, so every node read is linked
+        // or RCU-protected; READ_ONCE as rcu_dereference_raw().
+        let mut node = unsafe { ptr::read_volatile(addr_of!((*head).next)) };
+        while node != head {
+            // SAFETY: as above.
+            let next = unsafe { ptr::read_volatile(addr_of!((*node).next)) };
+            // SAFETY: a node of `pages` other than the head is a page descriptor's `list`.
+            f(unsafe { Page::from_list(node) })?;
+            node = next;
         }
         ControlFlow::Continue(())
     }
     fn page_insns(&self, pg: Self::Page) -> usize {
-        pg.insns
+        pg.insns() as usize
     }
     #[inline]
     fn slot(&self, pg: Self::Page, idx: usize) -> SlotState {
-        // SAFETY: `slots` holds `slots_per_page` bytes (type invariant) and the logic's loops keep
-        // `idx` below that; the cache mutex serialises the writers.
-        state(unsafe { *pg.slots.as_ptr().add(idx) })
+        // SAFETY: the logic's loops keep `idx` below `slots_per_page`; the cache mutex
+        // serialises the writers.
+        state(unsafe { *pg.slot_ptr(idx) })
     }
     #[inline]
     fn set_slot(&self, pg: Self::Page, idx: usize, s: SlotState) {
         // SAFETY: as above.
-        unsafe { *pg.slots.as_ptr().add(idx) = s as u8 };
+        unsafe { *pg.slot_ptr(idx) = s as u8 };
     }
     fn nused(&self, pg: Self::Page) -> usize {
-        // SAFETY: `nused` points to the live page's counter (type invariant); cache mutex held.
-        unsafe { *pg.nused.as_ptr() }.max(0) as usize
+        // SAFETY: the page is live (type invariant); cache mutex held.
+        unsafe { (*pg.ptr()).nused }.max(0) as usize
     }
     fn set_nused(&self, pg: Self::Page, n: usize) {
         // SAFETY: as above.
-        unsafe { *pg.nused.as_ptr() = n as c_int };
+        unsafe { (*pg.ptr()).nused = n as c_int };
     }
     fn ngarbage(&self, pg: Self::Page) -> usize {
-        // SAFETY: `ngarbage` points to the live page's counter (type invariant); mutex held.
-        unsafe { *pg.ngarbage.as_ptr() }.max(0) as usize
+        // SAFETY: as above.
+        unsafe { (*pg.ptr()).ngarbage }.max(0) as usize
     }
     fn set_ngarbage(&self, pg: Self::Page, n: usize) {
         // SAFETY: as above.
-        unsafe { *pg.ngarbage.as_ptr() = n as c_int };
+        unsafe { (*pg.ptr()).ngarbage = n as c_int };
     }
     fn nr_garbage(&self) -> usize {
         // SAFETY: cache mutex held.
@@ -235,35 +215,55 @@ impl InsnCache for Cache {
         unsafe { ptr::write_volatile(ptr::addr_of_mut!((*self.ptr()).nr_garbage), n as c_int) };
     }
     fn alloc_page(&self) -> Option<Self::Page> {
-        let mut o = Fields::new();
-        // SAFETY: allocates a descriptor and an executable page for this cache; C writes the
-        // out-parameters when it returns a page.
+        let n = self.slots_per_page();
+        let mut insns = ptr::null_mut();
+        let size = core::mem::size_of::<InsnPage>() + n;
+        // SAFETY: C allocates `size` bytes (kmalloc, as C's struct_size()) and a text page from
+        // the cache, or returns NULL with nothing allocated.
+        let kip = NonNull::new(unsafe { rkp_insn_page_alloc(self.raw(), size, &mut insns) })?;
+        let kip = kip.cast::<InsnPage>();
+        // SAFETY: `kip` is a fresh allocation of `size` bytes, kmalloc-aligned; every field and
+        // the `n` slot bytes are written before the page is used.
         unsafe {
-            let kip = rkp_insn_page_alloc(
-                self.raw(),
-                &mut o.insns,
-                &mut o.slots,
-                &mut o.nused,
-                &mut o.ngarbage,
+            let list = ptr::addr_of_mut!((*kip.as_ptr()).list);
+            // INIT_LIST_HEAD().
+            ptr::write(
+                list,
+                bindings::list_head {
+                    next: list,
+                    prev: list,
+                },
             );
-            o.page(kip)
+            ptr::addr_of_mut!((*kip.as_ptr()).insns).write(insns.cast());
+            ptr::addr_of_mut!((*kip.as_ptr()).cache).write(self.ptr());
+            ptr::addr_of_mut!((*kip.as_ptr()).nused).write(0);
+            ptr::addr_of_mut!((*kip.as_ptr()).ngarbage).write(0);
+            ptr::addr_of_mut!((*kip.as_ptr()).slot_used)
+                .cast::<u8>()
+                .write_bytes(0, n);
         }
+        // INVARIANT: initialised above, with `n` slot bytes.
+        Some(Page(kip))
     }
     fn add_page(&self, pg: Self::Page) {
-        // SAFETY: cache mutex held; `pg` fresh from `alloc_page`.
-        unsafe { rkp_insn_page_add(self.raw(), pg.kip()) };
+        // SAFETY: cache mutex held; `pg` fresh from `alloc_page` (its list node unlinked).
+        unsafe { rkp_insn_page_add(self.raw(), pg.list(), pg.insns()) };
     }
     fn is_only_page(&self, pg: Self::Page) -> bool {
-        // SAFETY: `pg` linked.
-        unsafe { rkp_insn_page_is_only(pg.kip()) }
+        // list_is_singular() on the page's node: the head is its only neighbour.
+        let list = pg.list();
+        // SAFETY: `pg` is linked; cache mutex held.
+        let (next, prev) = unsafe { ((*list).next, (*list).prev) };
+        next != list && next == prev
     }
     fn remove_page(&self, pg: Self::Page) {
-        // SAFETY: cache mutex held; `pg` linked.
-        unsafe { rkp_insn_page_remove(pg.kip()) };
+        // SAFETY: cache mutex held; `pg` linked in this cache.
+        unsafe { rkp_insn_page_remove(self.raw(), pg.list(), pg.insns()) };
     }
     fn free_page(&self, pg: Self::Page) {
-        // SAFETY: unlinked and a grace period has passed (the logic's order).
-        unsafe { rkp_insn_page_free(pg.kip()) };
+        // SAFETY: unlinked and a grace period has passed (the logic's order); C frees the text
+        // page through the cache and then the descriptor.
+        unsafe { rkp_insn_page_free(self.raw(), pg.ptr().cast(), pg.insns()) };
     }
 }
 

@@ -57,6 +57,13 @@ impl Kp {
         self.0.as_ptr()
     }
 
+    /// `&p->list` (only the address is formed).
+    #[inline(always)]
+    fn list(self) -> *mut bindings::list_head {
+        // SAFETY: the probe is live (type invariant).
+        unsafe { ptr::addr_of_mut!((*self.as_ptr()).list) }
+    }
+
     #[inline(always)]
     fn from_c(p: *mut bindings::kprobe) -> Option<Self> {
         // SAFETY: every non-NULL pointer the C wrappers return is a live hashed probe, child or
@@ -387,18 +394,23 @@ impl ProbeStore for Kernel {
         unsafe { rkp_list_del(p.as_ptr()) };
     }
     fn list_empty(&self, p: Kp) -> bool {
-        // SAFETY: `p` live.
-        unsafe { rkp_list_empty(p.as_ptr()) }
+        let list = p.list();
+        // SAFETY: `p` is live; READ_ONCE of `list.next`, as list_empty().
+        unsafe { ptr::read_volatile(addr_of!((*list).next)) == list }
     }
     fn list_is_singular(&self, p: Kp) -> bool {
-        // SAFETY: `p` live.
-        unsafe { rkp_list_is_singular(p.as_ptr()) }
+        let list = p.list();
+        // SAFETY: `p` is live; list_is_singular(): one other node, so next and prev agree.
+        let (next, prev) = unsafe { (ptr::read_volatile(addr_of!((*list).next)), (*list).prev) };
+        next != list && next == prev
     }
     fn list_next_entry(&self, p: Kp) -> Kp {
-        // SAFETY: `p` is linked to its aggregate (the core checked `list_is_singular`).
-        let next = unsafe { rkp_list_next_entry(p.as_ptr()) };
+        // SAFETY: `p` is live.
+        let next = unsafe { (*p.list()).next };
         // `p.list.next` of a linked entry is never NULL; fall back to `p` rather than panic.
-        Kp::from_c(next).unwrap_or(p)
+        // SAFETY: `p` is linked to its aggregate (the core checked `list_is_singular`), so its
+        // successor is the `list` member of a live `struct kprobe`.
+        NonNull::new(next).map_or(p, |n| unsafe { Kp::from_raw(container_of_list(n)) })
     }
     #[inline(always)]
     fn for_each_child(&self, ap: Kp, mut f: impl FnMut(Kp) -> ControlFlow<()>) -> ControlFlow<()> {
