@@ -8,14 +8,19 @@ the benchmark module (default `regn 100`: register_kprobes and unregister_kprobe
 probes), and counts the guest instructions executed in each of the core's functions between
 two reads of `kprobes/enabled` that bracket the command. The core is `kernel/kprobes.o` for C,
 `kernel/kprobes/kprobes_rust.o` and `kprobes_helpers.o` for Rust; what they call elsewhere
-(arch code, kallsyms, the allocator) is not counted. A tool for finding a gap the benchmark
-shows, not a benchmark itself: its output is the first place to look, not a goal.
+(arch code, kallsyms, the allocator) is not counted. With `--scope kernel` every function of
+the kernel and the module is counted instead: QEMU's logging is then switched on through its
+monitor only around the command (the guest waits on its console until the host has done so),
+so the trace holds the block listings of the whole boot but the executions of the command only. A tool for finding a gap the benchmark shows,
+not a benchmark itself: its output is the first place to look, not a goal.
 """
 
 import bisect
 import collections
 import re
+import socket
 import subprocess
+import time
 
 from . import common, cmd_bench, initramfs, kbuild, qemu
 from .common import Failure, banner, info
@@ -32,9 +37,11 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t debugfs debugfs /sys/kernel/debug
 insmod /lib/modules/rkprobes_bench.ko calls=10 reps=1 || echo "RKP error insmod"
+{wait_for_host}
 cat /sys/kernel/debug/kprobes/enabled >/dev/null
 echo "{command}" > /sys/kernel/debug/rkprobes_bench/ctl || echo "RKP error {command}"
 cat /sys/kernel/debug/kprobes/enabled >/dev/null
+echo RKP-PROFILE-STOP
 echo RKP-PROFILE-DONE
 reboot -f
 """
@@ -46,6 +53,8 @@ def add_args(p):
                    help="benchmark module command to profile (default 'regn 100'; also 'reg1', "
                         "'regn 1000', 'fill 64 post')")
     p.add_argument("--top", type=int, default=25, help="functions listed per implementation (default 25)")
+    p.add_argument("--scope", default="core", choices=("core", "kernel"),
+                   help="count the core's own functions (default) or every function of the kernel and module")
     p.add_argument("--timeout", type=int, default=1800, help="seconds the QEMU boot may take (default 1800)")
 
 
@@ -55,6 +64,16 @@ def _symbols(path, defined_only=False):
     if r.returncode != 0:
         raise Failure(f"{' '.join(cmd)} failed: {r.stderr.strip()}")
     return r.stdout.splitlines()
+
+
+def kernel_functions(bdir):
+    """(start, size, name) of every function of vmlinux, sorted (module code counts as "?")."""
+    funcs = []
+    for ln in _symbols(bdir / "vmlinux"):
+        f = ln.split()
+        if len(f) == 4 and f[2] in ("t", "T", "W") and not f[3].startswith("__pfx_"):
+            funcs.append((int(f[0], 16), max(int(f[1], 16), 1), f[3]))
+    return sorted(funcs)
 
 
 def core_functions(bdir, impl):
@@ -89,34 +108,40 @@ def _dfilter(funcs):
     return ",".join(f"0x{a:x}..0x{e - 1:x}" for a, e in merged)
 
 
+# The low bits of a block's cflags: at most that many instructions (0: no limit).
+CF_COUNT_MASK = 0x1ff
+
+
 def parse_trace(path, funcs):
     """Instructions per function between the first and the last execution of MARKER.
 
-    One guest pc can have several translations (under -icount a block is cut short at the end
-    of an instruction budget: `cflags` then carries its count), so a block's length is keyed by
-    (pc, cflags): an `IN:` listing is followed by its first `Trace` line, which names both.
+    A block is listed (`IN:`) when translated and its executions are `Trace` lines naming pc and
+    cflags. One pc can have several translations: under -icount a block is cut short at the end
+    of an instruction budget, and its cflags then carry that count. So a block runs the full
+    length listed for its pc, or the count in its cflags if that is smaller.
     """
-    tb_len = {}
+    full = {}
     events = []
-    pending = None  # (pc, instructions) of the listing just read
-    n = 0
+    pc, n = None, 0
     with open(path, errors="replace") as fh:
         for ln in fh:
             if ln.startswith("IN:"):
-                pending, n = None, 0
+                pc, n = None, 0
                 continue
-            m = re.match(r"^0x([0-9a-f]{16}):\s", ln)
+            m = re.match(r"^0x([0-9a-f]{8,16}):\s", ln)
             if m:
+                pc = int(m.group(1), 16) if pc is None else pc
                 n += 1
-                pending = (pending[0] if pending else int(m.group(1), 16), n)
+                full[pc] = max(full.get(pc, 0), n)
                 continue
             m = re.match(r"^Trace \d+: \S+ \[[0-9a-f]+/([0-9a-f]+)/[0-9a-f]+/([0-9a-f]+)\]", ln)
             if m:
-                key = (int(m.group(1), 16), m.group(2))
-                if pending and pending[0] == key[0]:
-                    tb_len[key] = pending[1]
-                    pending = None
-                events.append(key)
+                events.append((int(m.group(1), 16), int(m.group(2), 16) & CF_COUNT_MASK))
+
+    def length(key):
+        pc, count = key
+        return min(count, full[pc]) if count else full[pc]
+
     starts = [f[0] for f in funcs]
 
     def name(key):
@@ -130,9 +155,10 @@ def parse_trace(path, funcs):
     per = collections.Counter()
     missing = 0
     for key in events[marks[0]:marks[-1]]:
-        if key not in tb_len:
+        if key[0] not in full:
             missing += 1
-        per[name(key)] += tb_len.get(key, 0)
+            continue
+        per[name(key)] += length(key)
     if missing:
         raise Failure(f"{path}: {missing} block execution(s) without a listing of their block")
     per.pop(MARKER, None)
@@ -146,19 +172,53 @@ def _short(sym):
     return re.sub(r"^kprobes_rust::", "", out.split("::<")[0])
 
 
+def _monitor(path, command):
+    """One HMP command through QEMU's monitor socket; waits for its prompt to come back."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(30)
+        s.connect(str(path))
+        buf = b""
+        deadline = time.monotonic() + 30
+        while b"(qemu)" not in buf and time.monotonic() < deadline:
+            buf += s.recv(4096)
+        s.sendall(command.encode() + b"\n")
+        buf = b""
+        while buf.count(b"(qemu)") < 1 and time.monotonic() < deadline:
+            buf += s.recv(4096)
+
+
 def profile(args, impl):
     bdir = kbuild.build(args.arch, impl, "bench")
     ko = cmd_bench.build_module(args.arch, bdir)
-    funcs = core_functions(bdir, impl)
+    funcs = core_functions(bdir, impl) if args.scope == "core" else kernel_functions(bdir)
     init = bdir / "profile-init.sh"
-    init.write_text(INIT.format(command=args.command))
+    wait = "echo RKP-PROFILE-START; read -r go" if args.scope == "kernel" else ""
+    init.write_text(INIT.format(command=args.command, wait_for_host=wait))
     initrd = initramfs.pack(bdir, "profile-initramfs", init, [ko])
     trace = bdir / "profile-trace.log"
     trace.unlink(missing_ok=True)
-    extra = cmd_bench.ICOUNT + ["-d", "in_asm,exec,nochain", "-dfilter", _dfilter(funcs), "-D", str(trace)]
+    on_line = None
+    if args.scope == "core":
+        extra = cmd_bench.ICOUNT + ["-d", "in_asm,exec,nochain", "-dfilter", _dfilter(funcs), "-D", str(trace)]
+    else:
+        sock = bdir / "profile-monitor.sock"
+        sock.unlink(missing_ok=True)
+        # Blocks are listed when translated, so listing (and unchained blocks) run from the
+        # start; only the per-execution lines wait for the command.
+        extra = cmd_bench.ICOUNT + ["-d", "in_asm,nochain", "-D", str(trace),
+                                    "-monitor", f"unix:{sock},server=on,wait=off"]
+
+        def switch_logging(ln, proc):
+            if "RKP-PROFILE-START" in ln:
+                _monitor(sock, "log in_asm,exec,nochain")
+                proc.stdin.write("go\n")
+                proc.stdin.flush()
+            elif "RKP-PROFILE-STOP" in ln:
+                _monitor(sock, "log none")
+        on_line = switch_logging
     text = qemu.boot(args.arch, bdir, cmd_bench.APPEND, bdir / "profile-console.log",
                      lambda t: "RKP-PROFILE-DONE" in t, args.timeout, initrd=initrd, extra=extra,
-                     label=f"profile {args.arch}/{impl}")
+                     label=f"profile {args.arch}/{impl}", on_line=on_line)
     errors = [ln for ln in text.splitlines() if "RKP error" in ln]
     if errors or "RKP-PROFILE-DONE" not in text:
         raise Failure(f"profile {impl}: the command did not run: " + "; ".join(errors or ["no RKP-PROFILE-DONE"])

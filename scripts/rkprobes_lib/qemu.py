@@ -20,14 +20,15 @@ def qemu_command(arch, bdir, append, initrd=None, extra=()):
     return cmd
 
 
-def boot(arch, bdir, append, log_path, done, timeout, initrd=None, extra=(), label="boot"):
+def boot(arch, bdir, append, log_path, done, timeout, initrd=None, extra=(), label="boot", on_line=None):
     """Boot and return the console text.
 
     `done(text)` tells when the guest has printed all that is wanted; QEMU is
     then given a moment to exit by itself (the guest reboots, -no-reboot
     turns that into an exit) and is killed otherwise. A boot that does not
     finish within `timeout` seconds is killed and reported with the tail of
-    its console.
+    its console. `on_line(line, proc)`, if given, sees each console line as it
+    arrives and may answer on the guest's console input (`proc.stdin`).
     """
     cmd = qemu_command(arch, bdir, append, initrd, extra)
     info(f"booting {bdir.name} under QEMU (console log: {log_path})")
@@ -36,7 +37,8 @@ def boot(arch, bdir, append, log_path, done, timeout, initrd=None, extra=(), lab
     log = open(log_path, "w")
     log.write("$ " + " ".join(cmd) + "\n")
     log.flush()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.PIPE if on_line else subprocess.DEVNULL,
                             text=True, errors="replace", bufsize=1)
 
     panicked = threading.Event()
@@ -49,6 +51,8 @@ def boot(arch, bdir, append, log_path, done, timeout, initrd=None, extra=(), lab
                 panicked.set()
             log.write(ln)
             log.flush()
+            if on_line:
+                on_line(ln, proc)
 
     t = threading.Thread(target=reader, daemon=True)
     t.start()
