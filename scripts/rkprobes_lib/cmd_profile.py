@@ -37,6 +37,7 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t debugfs debugfs /sys/kernel/debug
 insmod /lib/modules/rkprobes_bench.ko calls=10 reps=1 || echo "RKP error insmod"
+{warmup}
 {wait_for_host}
 cat /sys/kernel/debug/kprobes/enabled >/dev/null
 echo "{command}" > /sys/kernel/debug/rkprobes_bench/ctl || echo "RKP error {command}"
@@ -53,6 +54,9 @@ def add_args(p):
                    help="benchmark module command to profile (default 'regn 100'; also 'reg1', "
                         "'regn 1000', 'fill 64 post')")
     p.add_argument("--top", type=int, default=25, help="functions listed per implementation (default 25)")
+    p.add_argument("--warmup", action="store_true",
+                   help="run the command once before the measured run (first-use costs such as "
+                        "instruction-page allocation stay out; for commands that can run twice)")
     p.add_argument("--scope", default="core", choices=("core", "kernel"),
                    help="count the core's own functions (default) or every function of the kernel and module")
     p.add_argument("--timeout", type=int, default=1800, help="seconds the QEMU boot may take (default 1800)")
@@ -193,7 +197,9 @@ def profile(args, impl):
     funcs = core_functions(bdir, impl) if args.scope == "core" else kernel_functions(bdir)
     init = bdir / "profile-init.sh"
     wait = "echo RKP-PROFILE-START; read -r go" if args.scope == "kernel" else ""
-    init.write_text(INIT.format(command=args.command, wait_for_host=wait))
+    warmup = (f'echo "{args.command}" > /sys/kernel/debug/rkprobes_bench/ctl || echo "RKP error warm-up"'
+              if args.warmup else "")
+    init.write_text(INIT.format(command=args.command, wait_for_host=wait, warmup=warmup))
     initrd = initramfs.pack(bdir, "profile-initramfs", init, [ko])
     trace = bdir / "profile-trace.log"
     trace.unlink(missing_ok=True)

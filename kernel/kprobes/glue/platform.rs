@@ -819,6 +819,10 @@ impl Arch for Kernel {
         // SAFETY: `p` live.
         unsafe { bindings::arch_trampoline_kprobe(p.as_ptr()) != 0 }
     }
+    // C's `__ref` (`.ref.text`, never inlined): runs only at init and calls an `__init`
+    // function, which modpost accepts from this section and not from `.text`.
+    #[inline(never)]
+    #[link_section = ".ref.text"]
     fn init_kprobes(&self) -> Result {
         // SAFETY: called once from init_kprobes(), without kprobe_mutex (it may register).
         from_c_ret(unsafe { bindings::arch_init_kprobes() })
@@ -916,6 +920,9 @@ impl Arch for Kernel {
         // SAFETY: pure address query (arch override or weak default).
         unsafe { bindings::arch_within_kprobe_blacklist(addr as _) }
     }
+    // `__ref`, as `init_kprobes` above.
+    #[inline(never)]
+    #[link_section = ".ref.text"]
     fn populate_kprobe_blacklist(&self, _add_area: impl FnMut(usize, usize) -> Result) -> Result {
         // The C arch code adds its areas through the exported kprobe_add_area_blacklist().
         // SAFETY: called once at init.
