@@ -98,7 +98,11 @@ pub fn within_kprobe_blacklist<A: Arch + BlacklistStore>(a: &A, addr: usize) -> 
     }
     let base = a.lookup_symbol_name(addr, |name| {
         let name = name?;
-        let dot = name.iter().position(|&c| c == b'.')?;
+        // strchr(symname, '.'): one pass, up to the name's NUL.
+        let dot = name
+            .iter()
+            .take_while(|&&c| c != 0)
+            .position(|&c| c == b'.')?;
         Some(a.lookup_name(&name[..dot], 0))
     });
     match base {

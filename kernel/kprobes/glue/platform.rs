@@ -567,9 +567,9 @@ impl KernelText for Kernel {
         if ret != 0 {
             return f(None);
         }
-        // SAFETY: on success `buf` holds a NUL-terminated name.
-        let name = unsafe { CStr::from_ptr(buf.as_ptr().cast()) };
-        f(Some(name.to_bytes()))
+        // On success `buf` holds a NUL-terminated name; the whole buffer goes to `f`, which
+        // stops at the NUL (no strlen() first, as C's users do not measure it either).
+        f(Some(&buf[..]))
     }
     fn core_kernel_text(&self, addr: usize) -> bool {
         // SAFETY: pure address query.
