@@ -75,8 +75,10 @@ def kernel_functions(bdir):
     funcs = []
     for ln in _symbols(bdir / "vmlinux"):
         f = ln.split()
-        if len(f) == 4 and f[2] in ("t", "T", "W") and not f[3].startswith("__pfx_"):
-            funcs.append((int(f[0], 16), max(int(f[1], 16), 1), f[3]))
+        # Local labels (.L*) and sizeless symbols are not functions: they would cut one in two.
+        if (len(f) == 4 and f[2] in ("t", "T", "W") and not f[3].startswith(("__pfx_", ".L"))
+                and int(f[1], 16) > 0):
+            funcs.append((int(f[0], 16), int(f[1], 16), f[3]))
     return sorted(funcs)
 
 
