@@ -141,16 +141,6 @@ void rkp_hlist_replace_rcu(struct kprobe *old, struct kprobe *new)
 	hlist_replace_rcu(&old->hlist, &new->hlist);
 }
 
-void rkp_init_hlist_node(struct kprobe *p)
-{
-	INIT_HLIST_NODE(&p->hlist);
-}
-
-void rkp_init_list_head(struct kprobe *p)
-{
-	INIT_LIST_HEAD(&p->list);
-}
-
 void rkp_list_add_rcu(struct kprobe *p, struct kprobe *ap)
 {
 	list_add_rcu(&p->list, &ap->list);
@@ -376,11 +366,6 @@ static struct list_head *rkp_queue(int q)
 	return q == 0 ? &optimizing_list : q == 1 ? &unoptimizing_list : &freeing_list;
 }
 
-bool rkp_op_list_empty(struct kprobe *ap)
-{
-	return list_empty(&to_op(ap)->list);
-}
-
 void rkp_queue_add(struct kprobe *ap, int q)
 {
 	list_add(&to_op(ap)->list, rkp_queue(q));
@@ -421,21 +406,6 @@ struct kprobe *rkp_queue_next(int q, struct kprobe *ap)
 		&list_entry(next, struct optimized_kprobe, list)->kp;
 }
 
-int rkp_arch_check_optimized_kprobe(struct kprobe *ap)
-{
-	return arch_check_optimized_kprobe(to_op(ap));
-}
-
-void rkp_arch_prepare_optimized_kprobe(struct kprobe *ap, struct kprobe *orig)
-{
-	arch_prepare_optimized_kprobe(to_op(ap), orig);
-}
-
-void rkp_arch_remove_optimized_kprobe(struct kprobe *ap)
-{
-	arch_remove_optimized_kprobe(to_op(ap));
-}
-
 void rkp_arch_optimize_kprobes(void)
 {
 	arch_optimize_kprobes(&optimizing_list);
@@ -444,16 +414,6 @@ void rkp_arch_optimize_kprobes(void)
 void rkp_arch_unoptimize_kprobes(void)
 {
 	arch_unoptimize_kprobes(&unoptimizing_list, &freeing_list);
-}
-
-void rkp_arch_unoptimize_kprobe(struct kprobe *ap)
-{
-	arch_unoptimize_kprobe(to_op(ap));
-}
-
-bool rkp_arch_within_optimized_kprobe(struct kprobe *ap, unsigned long addr)
-{
-	return arch_within_optimized_kprobe(to_op(ap), (kprobe_opcode_t *)addr);
 }
 
 /* The optimizer work item; its body is the Rust kprobe_optimizer(). */

@@ -17,8 +17,6 @@ extern "C" {
     pub(super) fn rkp_hlist_add_head_rcu(p: *mut kprobe, head: *mut hlist_head);
     pub(super) fn rkp_hlist_del_rcu(p: *mut kprobe);
     pub(super) fn rkp_hlist_replace_rcu(old: *mut kprobe, new: *mut kprobe);
-    pub(super) fn rkp_init_hlist_node(p: *mut kprobe);
-    pub(super) fn rkp_init_list_head(p: *mut kprobe);
     pub(super) fn rkp_list_add_rcu(p: *mut kprobe, ap: *mut kprobe);
     pub(super) fn rkp_list_del_rcu(p: *mut kprobe);
     pub(super) fn rkp_list_del(p: *mut kprobe);
@@ -87,20 +85,14 @@ extern "C" {
 #[cfg(CONFIG_OPTPROBES)]
 extern "C" {
     pub(super) fn rkp_arch_prepared_optinsn(ap: *mut kprobe) -> i32;
-    pub(super) fn rkp_op_list_empty(ap: *mut kprobe) -> bool;
     pub(super) fn rkp_queue_add(ap: *mut kprobe, q: i32);
     pub(super) fn rkp_queue_del_init(ap: *mut kprobe);
     pub(super) fn rkp_queue_move(ap: *mut kprobe, q: i32);
     pub(super) fn rkp_queue_empty(q: i32) -> bool;
     pub(super) fn rkp_queue_contains(q: i32, ap: *mut kprobe) -> bool;
     pub(super) fn rkp_queue_next(q: i32, ap: *mut kprobe) -> *mut kprobe;
-    pub(super) fn rkp_arch_check_optimized_kprobe(ap: *mut kprobe) -> i32;
-    pub(super) fn rkp_arch_prepare_optimized_kprobe(ap: *mut kprobe, orig: *mut kprobe);
-    pub(super) fn rkp_arch_remove_optimized_kprobe(ap: *mut kprobe);
     pub(super) fn rkp_arch_optimize_kprobes();
     pub(super) fn rkp_arch_unoptimize_kprobes();
-    pub(super) fn rkp_arch_unoptimize_kprobe(ap: *mut kprobe);
-    pub(super) fn rkp_arch_within_optimized_kprobe(ap: *mut kprobe, addr: usize) -> bool;
     pub(super) fn rkp_kick_kprobe_optimizer();
     pub(super) fn rkp_flush_kprobe_optimizer();
 }

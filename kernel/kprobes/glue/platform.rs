@@ -106,6 +106,19 @@ unsafe fn container_of_list(n: NonNull<bindings::list_head>) -> NonNull<bindings
     unsafe { n.byte_sub(offset_of!(bindings::kprobe, list)).cast() }
 }
 
+/// `container_of(ap, struct optimized_kprobe, kp)`: the arch hooks take the optimized probe.
+///
+/// Only the address is computed; the callers' contract is that `ap` is an aggregate, and with
+/// OPTPROBES every aggregate is allocated as a `struct optimized_kprobe`
+/// (`rkp_alloc_aggr_kprobe`).
+#[cfg(CONFIG_OPTPROBES)]
+#[inline(always)]
+fn to_op(ap: Kp) -> *mut bindings::optimized_kprobe {
+    ap.as_ptr()
+        .wrapping_byte_sub(offset_of!(bindings::optimized_kprobe, kp))
+        .cast()
+}
+
 struct StateCell(UnsafeCell<KprobeState>);
 
 // SAFETY: the state is only reached through `KprobeMutexGuard`, which holds `kprobe_mutex`.
@@ -374,12 +387,22 @@ impl ProbeStore for Kernel {
         unsafe { rkp_hlist_replace_rcu(old.as_ptr(), new.as_ptr()) };
     }
     fn init_hlist_node(&self, p: Kp) {
+        // INIT_HLIST_NODE(): both links NULL.
         // SAFETY: `p` live, not yet linked (or being re-initialised by its owner).
-        unsafe { rkp_init_hlist_node(p.as_ptr()) };
+        unsafe {
+            let node = ptr::addr_of_mut!((*p.as_ptr()).hlist);
+            ptr::addr_of_mut!((*node).next).write(ptr::null_mut());
+            ptr::addr_of_mut!((*node).pprev).write(ptr::null_mut());
+        }
     }
     fn init_list_head(&self, p: Kp) {
+        // INIT_LIST_HEAD(): WRITE_ONCE(list->next, list), then list->prev = list.
+        let list = p.list();
         // SAFETY: as above.
-        unsafe { rkp_init_list_head(p.as_ptr()) };
+        unsafe {
+            ptr::write_volatile(ptr::addr_of_mut!((*list).next), list);
+            ptr::addr_of_mut!((*list).prev).write(list);
+        }
     }
     fn list_add_rcu(&self, p: Kp, ap: Kp) {
         // SAFETY: kprobe_mutex held; both live.
@@ -435,8 +458,13 @@ impl ProbeStore for Kernel {
 
     #[cfg(CONFIG_OPTPROBES)]
     fn op_list_empty(&self, ap: Kp) -> bool {
-        // SAFETY: `ap` is an optimized_kprobe (all aggregates are, with OPTPROBES).
-        unsafe { rkp_op_list_empty(ap.as_ptr()) }
+        // list_empty(&op->list).
+        // SAFETY: `ap` is an optimized_kprobe (all aggregates are, with OPTPROBES), so `to_op`
+        // gives a live one; only the member's address is formed, then READ_ONCE of its `next`.
+        unsafe {
+            let list = ptr::addr_of_mut!((*to_op(ap)).list);
+            ptr::read_volatile(addr_of!((*list).next)) == list
+        }
     }
     #[cfg(not(CONFIG_OPTPROBES))]
     fn op_list_empty(&self, _ap: Kp) -> bool {
@@ -840,7 +868,7 @@ impl Arch for Kernel {
     #[cfg(CONFIG_OPTPROBES)]
     fn check_optimized_kprobe(&self, ap: Kp) -> Result {
         // SAFETY: `ap` is an optimized_kprobe; kprobe_mutex held.
-        from_c_ret(unsafe { rkp_arch_check_optimized_kprobe(ap.as_ptr()) })
+        from_c_ret(unsafe { bindings::arch_check_optimized_kprobe(to_op(ap)) })
     }
     #[cfg(not(CONFIG_OPTPROBES))]
     fn check_optimized_kprobe(&self, _ap: Kp) -> Result {
@@ -849,14 +877,14 @@ impl Arch for Kernel {
     #[cfg(CONFIG_OPTPROBES)]
     fn prepare_optimized_kprobe(&self, ap: Kp, orig: Kp) {
         // SAFETY: as above; text locks held.
-        unsafe { rkp_arch_prepare_optimized_kprobe(ap.as_ptr(), orig.as_ptr()) };
+        unsafe { bindings::arch_prepare_optimized_kprobe(to_op(ap), orig.as_ptr()) };
     }
     #[cfg(not(CONFIG_OPTPROBES))]
     fn prepare_optimized_kprobe(&self, _ap: Kp, _orig: Kp) {}
     #[cfg(CONFIG_OPTPROBES)]
     fn remove_optimized_kprobe(&self, ap: Kp) {
         // SAFETY: `ap` is an optimized_kprobe.
-        unsafe { rkp_arch_remove_optimized_kprobe(ap.as_ptr()) };
+        unsafe { bindings::arch_remove_optimized_kprobe(to_op(ap)) };
     }
     #[cfg(not(CONFIG_OPTPROBES))]
     fn remove_optimized_kprobe(&self, _ap: Kp) {}
@@ -876,15 +904,15 @@ impl Arch for Kernel {
     }
     #[cfg(CONFIG_OPTPROBES)]
     fn unoptimize_kprobe(&self, ap: Kp) {
-        // SAFETY: text locks held.
-        unsafe { rkp_arch_unoptimize_kprobe(ap.as_ptr()) };
+        // SAFETY: `ap` is an optimized_kprobe; text locks held.
+        unsafe { bindings::arch_unoptimize_kprobe(to_op(ap)) };
     }
     #[cfg(not(CONFIG_OPTPROBES))]
     fn unoptimize_kprobe(&self, _ap: Kp) {}
     #[cfg(CONFIG_OPTPROBES)]
     fn within_optimized_kprobe(&self, ap: Kp, addr: usize) -> bool {
-        // SAFETY: `ap` is an optimized_kprobe.
-        unsafe { rkp_arch_within_optimized_kprobe(ap.as_ptr(), addr) }
+        // SAFETY: `ap` is an optimized_kprobe; the arch only compares addresses.
+        unsafe { bindings::arch_within_optimized_kprobe(to_op(ap), addr as *mut _) != 0 }
     }
     #[cfg(not(CONFIG_OPTPROBES))]
     fn within_optimized_kprobe(&self, _ap: Kp, _addr: usize) -> bool {
