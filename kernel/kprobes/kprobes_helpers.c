@@ -183,24 +183,7 @@ unsigned int rkp_hash_ptr(void *addr)
 	return hash_ptr(addr, KPROBE_HASH_BITS);
 }
 
-#ifdef __ARCH_WANT_KPROBES_INSN_SLOT
-size_t rkp_max_insn_size(void)
-{
-	return MAX_INSN_SIZE;
-}
-#endif
-
 #ifdef CONFIG_OPTPROBES
-size_t rkp_max_optinsn_size(void)
-{
-	return MAX_OPTINSN_SIZE;
-}
-
-size_t rkp_max_optimized_length(void)
-{
-	return MAX_OPTIMIZED_LENGTH;
-}
-
 int rkp_arch_prepared_optinsn(struct kprobe *ap)
 {
 	struct optimized_kprobe *op = container_of(ap, struct optimized_kprobe, kp);

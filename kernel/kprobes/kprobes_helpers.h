@@ -86,7 +86,6 @@ bool rkp_kprobes_optimization_sysctl(bool value);
 
 #ifdef __ARCH_WANT_KPROBES_INSN_SLOT
 void rkp_free_insn_page(void *page);
-size_t rkp_max_insn_size(void);
 void rkp_cache_lock(struct kprobe_insn_cache *c);
 void rkp_cache_unlock(struct kprobe_insn_cache *c);
 void *rkp_insn_page_alloc(struct kprobe_insn_cache *c, size_t size, void **insns);
@@ -96,8 +95,6 @@ void rkp_insn_page_free(struct kprobe_insn_cache *c, void *kip, void *insns);
 #endif
 
 #ifdef CONFIG_OPTPROBES
-size_t rkp_max_optinsn_size(void);
-size_t rkp_max_optimized_length(void);
 int rkp_arch_prepared_optinsn(struct kprobe *ap);
 void rkp_queue_add(struct kprobe *ap, int q);
 void rkp_queue_del_init(struct kprobe *ap);
