@@ -90,16 +90,12 @@ def core_functions(bdir, impl):
             raise Failure(f"{bdir / obj} is missing: is {bdir.name} a {impl} build?")
         for ln in _symbols(bdir / obj, defined_only=True):
             f = ln.split()
-            if len(f) == 3 and f[1] in ("t", "T", "W") and not f[2].startswith(("__pfx_", ".L")):
+            if len(f) == 3 and f[1] in ("t", "T", "W"):
                 names.add(f[2])
-    funcs = []
-    for ln in _symbols(bdir / "vmlinux"):
-        f = ln.split()
-        if len(f) == 4 and f[2] in ("t", "T", "W") and f[3] in names:
-            funcs.append((int(f[0], 16), max(int(f[1], 16), 1), f[3]))
+    funcs = [f for f in kernel_functions(bdir) if f[2] in names]
     if not any(name == MARKER for _, _, name in funcs):
         raise Failure(f"{MARKER} is not among the core's functions in {bdir / 'vmlinux'}")
-    return sorted(funcs)
+    return funcs
 
 
 def _dfilter(funcs):
@@ -171,11 +167,16 @@ def parse_trace(path, funcs):
     return per
 
 
-def _short(sym):
-    """`_RINvNt...8register10arm_kprobe...` -> `register::arm_kprobe` (v0 path, no generics)."""
-    r = subprocess.run([f"llvm-cxxfilt{common.LLVM_SUFFIX}", sym], capture_output=True, text=True)
-    out = r.stdout.strip() or sym
-    return re.sub(r"^kprobes_rust::", "", out.split("::<")[0])
+def _short_names(syms):
+    """Demangled names without the crate prefix and generic arguments, by mangled name
+    (`_RINvNt...8register10arm_kprobe...` -> `register::arm_kprobe`); one llvm-cxxfilt run."""
+    syms = list(syms)
+    r = subprocess.run([f"llvm-cxxfilt{common.LLVM_SUFFIX}"], input="\n".join(syms), capture_output=True,
+                       text=True)
+    out = r.stdout.splitlines() if r.returncode == 0 else []
+    if len(out) != len(syms):
+        out = syms
+    return {s: re.sub(r"^kprobes_rust::", "", d.split("::<")[0]) for s, d in zip(syms, out)}
 
 
 def _monitor(path, command):
@@ -247,12 +248,15 @@ def cmd_profile(args):
         banner(f"profile: {args.arch}, {impl} implementation, '{args.command}'")
         with common.build_lock():
             results[impl] = profile(args, impl)
-    banner(f"guest instructions in the core's own functions during '{args.command}'")
+    where = "the core's own functions" if args.scope == "core" else "the kernel"
+    banner(f"guest instructions in {where} during '{args.command}'")
     for impl, per in results.items():
         print(f"{impl}: {sum(per.values())} instructions in {len(per)} functions")
-        for sym, n in per.most_common(args.top):
-            print(f"  {n:10d}  {_short(sym)}")
+        top = per.most_common(args.top)
+        short = _short_names(sym for sym, _ in top)
+        for sym, n in top:
+            print(f"  {n:10d}  {short[sym]}")
     if len(results) == 2:
         c, r = (sum(results[i].values()) for i in ("c", "rust"))
-        print(f"Rust/C, instructions in the core: {r / c:.3f}" if c else "Rust/C: n/a (C ran nothing)")
+        print(f"Rust/C, instructions in {where}: {r / c:.3f}" if c else "Rust/C: n/a (C ran nothing)")
     return 0
