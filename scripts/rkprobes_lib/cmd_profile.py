@@ -122,8 +122,23 @@ def parse_trace(path, funcs):
     of an instruction budget, and its cflags then carry that count. So a block runs the full
     length listed for its pc, or the count in its cflags if that is smaller.
     """
+    starts = [f[0] for f in funcs]
+
+    def name(pc):
+        i = bisect.bisect_right(starts, pc) - 1
+        return funcs[i][2] if i >= 0 and pc < funcs[i][0] + funcs[i][1] else "?"
+
+    marker = [(f[0], f[0] + f[1]) for f in funcs if f[2] == MARKER]
+    if not marker:
+        raise Failure(f"{path}: the marker {MARKER} is not among the profiled functions")
+    mstart, mend = marker[0]
+
+    # Executions are counted per (pc, cflags count) as they stream by, never stored one by one
+    # (a kernel-scope trace has hundreds of millions): those since the latest marker wait in
+    # `pending` and join `window` when the marker runs again.
     full = {}
-    events = []
+    window, pending = collections.Counter(), collections.Counter()
+    marks = 0
     pc, n = None, 0
     with open(path, errors="replace") as fh:
         for ln in fh:
@@ -138,29 +153,27 @@ def parse_trace(path, funcs):
                 continue
             m = re.match(r"^Trace \d+: \S+ \[[0-9a-f]+/([0-9a-f]+)/[0-9a-f]+/([0-9a-f]+)\]", ln)
             if m:
-                events.append((int(m.group(1), 16), int(m.group(2), 16) & CF_COUNT_MASK))
+                key = (int(m.group(1), 16), int(m.group(2), 16) & CF_COUNT_MASK)
+                if mstart <= key[0] < mend:
+                    marks += 1
+                    window.update(pending)
+                    pending.clear()
+                elif marks:
+                    pending[key] += 1
+    if marks < 2:
+        raise Failure(f"{path}: the marker {MARKER} ran {marks} time(s), expected a window")
 
     def length(key):
         pc, count = key
         return min(count, full[pc]) if count else full[pc]
 
-    starts = [f[0] for f in funcs]
-
-    def name(key):
-        pc = key[0]
-        i = bisect.bisect_right(starts, pc) - 1
-        return funcs[i][2] if i >= 0 and pc < funcs[i][0] + funcs[i][1] else "?"
-
-    marks = [i for i, key in enumerate(events) if name(key) == MARKER]
-    if len(marks) < 2:
-        raise Failure(f"{path}: the marker {MARKER} ran {len(marks)} time(s), expected a window")
     per = collections.Counter()
     missing = 0
-    for key in events[marks[0]:marks[-1]]:
+    for key, times in window.items():
         if key[0] not in full:
-            missing += 1
+            missing += times
             continue
-        per[name(key)] += length(key)
+        per[name(key[0])] += length(key) * times
     if missing:
         raise Failure(f"{path}: {missing} block execution(s) without a listing of their block")
     per.pop(MARKER, None)
