@@ -91,6 +91,24 @@ pub fn within_kprobe_blacklist_raw<A: Arch + BlacklistStore>(a: &A, addr: usize)
     .is_break()
 }
 
+/// `strchr(name, '.')` as an index, eight bytes a step: a byte of `w ^ DOTS` is zero exactly
+/// where `w` holds a '.', and of the bytes the zero-byte test flags, the lowest is such a byte
+/// (a false flag needs a borrow, and borrows only run upward from a zero byte).
+fn find_dot(name: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const DOTS: u64 = ONES * b'.' as u64;
+    let (words, tail) = name.as_chunks::<8>();
+    for (i, w) in words.iter().enumerate() {
+        let x = u64::from_le_bytes(*w) ^ DOTS;
+        let zero = x.wrapping_sub(ONES) & !x & (ONES << 7);
+        if zero != 0 {
+            return Some(i * 8 + zero.trailing_zeros() as usize / 8);
+        }
+    }
+    let base = name.len() - tail.len();
+    tail.iter().position(|&c| c == b'.').map(|j| base + j)
+}
+
 /// `within_kprobe_blacklist()`: also checks the base symbol of `foo.isra.0`-style names.
 pub fn within_kprobe_blacklist<A: Arch + BlacklistStore>(a: &A, addr: usize) -> bool {
     if within_kprobe_blacklist_raw(a, addr) {
@@ -98,11 +116,7 @@ pub fn within_kprobe_blacklist<A: Arch + BlacklistStore>(a: &A, addr: usize) -> 
     }
     let base = a.lookup_symbol_name(addr, |name| {
         let name = name?;
-        // strchr(symname, '.'): one pass, up to the name's NUL.
-        let dot = name
-            .iter()
-            .take_while(|&&c| c != 0)
-            .position(|&c| c == b'.')?;
+        let dot = find_dot(name)?;
         Some(a.lookup_name(&name[..dot], 0))
     });
     match base {
@@ -153,6 +167,32 @@ pub fn remove_module_kprobe_blacklist<S: BlacklistStore>(s: &S, m: &ModuleAreas<
     for (start, size) in [m.kprobes_text, m.noinstr_text] {
         if start != 0 {
             kprobe_remove_area_blacklist(s, start, start.wrapping_add(size));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_dot;
+
+    #[test]
+    fn find_dot_is_the_first_dot() {
+        // Every length up to three words and a tail, a dot (or none) at every position, after
+        // bytes that trip a careless zero-byte test ('/', 0x2d, 0xae, NUL-free high bytes).
+        for len in 0..=27 {
+            for fill in [b'a', b'/', 0x2d, 0xae, 0xff] {
+                for dot in (0..len).map(Some).chain([None]) {
+                    let mut buf = [fill; 27];
+                    let name = &mut buf[..len];
+                    if let Some(d) = dot {
+                        name[d] = b'.';
+                        if d + 1 < len {
+                            name[d + 1] = b'.';
+                        }
+                    }
+                    assert_eq!(find_dot(name), dot, "{name:?}");
+                }
+            }
         }
     }
 }

@@ -124,37 +124,32 @@ void __weak arch_kretprobe_fixup_return(struct pt_regs *regs,
 }
 #endif
 
-/* ---- struct kprobe links (callers hold kprobe_mutex, or read under RCU) ---- */
+/* ---- links (callers hold kprobe_mutex, or read under RCU) ---- */
 
-void rkp_hlist_add_head_rcu(struct kprobe *p, struct hlist_head *head)
+/*
+ * The Rust core links and unlinks struct kprobe itself, as list.h's inlines
+ * do; these are the poison values C leaves in unlinked nodes.
+ */
+const unsigned long rkp_list_poison1 = (unsigned long)LIST_POISON1;
+const unsigned long rkp_list_poison2 = (unsigned long)LIST_POISON2;
+
+#ifdef CONFIG_LIST_HARDENED
+/* With list checking on, list_head updates go through C's checked inlines. */
+void rkp_list_add_rcu(struct list_head *new, struct list_head *head)
 {
-	hlist_add_head_rcu(&p->hlist, head);
+	list_add_rcu(new, head);
 }
 
-void rkp_hlist_del_rcu(struct kprobe *p)
+void rkp_list_del_rcu(struct list_head *entry)
 {
-	hlist_del_rcu(&p->hlist);
+	list_del_rcu(entry);
 }
 
-void rkp_hlist_replace_rcu(struct kprobe *old, struct kprobe *new)
+void rkp_list_del(struct list_head *entry)
 {
-	hlist_replace_rcu(&old->hlist, &new->hlist);
+	list_del(entry);
 }
-
-void rkp_list_add_rcu(struct kprobe *p, struct kprobe *ap)
-{
-	list_add_rcu(&p->list, &ap->list);
-}
-
-void rkp_list_del_rcu(struct kprobe *p)
-{
-	list_del_rcu(&p->list);
-}
-
-void rkp_list_del(struct kprobe *p)
-{
-	list_del(&p->list);
-}
+#endif
 
 /* ---- per-CPU state and arch macros ---- */
 
@@ -183,15 +178,6 @@ unsigned int rkp_hash_ptr(void *addr)
 	return hash_ptr(addr, KPROBE_HASH_BITS);
 }
 
-#ifdef CONFIG_OPTPROBES
-int rkp_arch_prepared_optinsn(struct kprobe *ap)
-{
-	struct optimized_kprobe *op = container_of(ap, struct optimized_kprobe, kp);
-
-	return arch_prepared_optinsn(&op->optinsn);
-}
-#endif
-
 /*
  * kretprobe_blacklist[i], or NULL at its terminator. Arches without the array
  * define kretprobe_blacklist_size as the constant 0, and the reference to the
@@ -208,7 +194,8 @@ struct kretprobe_blackpoint *rkp_kretprobe_blackpoint(int i)
 
 /* ---- storage the Rust core drives (all guarded by kprobe_mutex) ---- */
 
-static DEFINE_MUTEX(kprobe_mutex);
+/* Not static: the Rust core takes it with mutex_lock() directly. */
+DEFINE_MUTEX(kprobe_mutex);
 /*
  * Not static: the Rust core walks the buckets itself on the probe-hit path
  * (an RCU read of each ->next, as hlist_for_each_entry_rcu), without a call per node.
@@ -217,33 +204,6 @@ struct hlist_head rkp_kprobe_table[1 << KPROBE_HASH_BITS];
 static LIST_HEAD(optimizing_list);
 static LIST_HEAD(unoptimizing_list);
 static LIST_HEAD(freeing_list);
-
-void rkp_kprobe_mutex_lock(void)
-{
-	mutex_lock(&kprobe_mutex);
-}
-
-void rkp_kprobe_mutex_unlock(void)
-{
-	mutex_unlock(&kprobe_mutex);
-}
-
-/* cpus_read_lock(), then jump_label_lock() if asked, then text_mutex. */
-void rkp_text_lock(bool jump_label)
-{
-	cpus_read_lock();
-	if (jump_label)
-		jump_label_lock();
-	mutex_lock(&text_mutex);
-}
-
-void rkp_text_unlock(bool jump_label)
-{
-	mutex_unlock(&text_mutex);
-	if (jump_label)
-		jump_label_unlock();
-	cpus_read_unlock();
-}
 
 /* jump_label_lock() and preempt_disable(), as check_kprobe_address_safe() takes them. */
 void rkp_jump_label_lock(void)
@@ -605,16 +565,6 @@ struct kprobe_insn_cache kprobe_optinsn_slots = {
  * updates and the perf ksymbol events. They take the descriptor's list node
  * and text page as arguments, so C never needs its layout.
  */
-void rkp_cache_lock(struct kprobe_insn_cache *c)
-{
-	mutex_lock(&c->mutex);
-}
-
-void rkp_cache_unlock(struct kprobe_insn_cache *c)
-{
-	mutex_unlock(&c->mutex);
-}
-
 /* size bytes for a descriptor and, through the cache, a text page for it; NULL on failure. */
 void *rkp_insn_page_alloc(struct kprobe_insn_cache *c, size_t size, void **insns)
 {

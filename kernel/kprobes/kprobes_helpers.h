@@ -11,24 +11,20 @@
 struct module;
 struct task_struct;
 
-void rkp_hlist_add_head_rcu(struct kprobe *p, struct hlist_head *head);
-void rkp_hlist_del_rcu(struct kprobe *p);
-void rkp_hlist_replace_rcu(struct kprobe *old, struct kprobe *new);
-void rkp_list_add_rcu(struct kprobe *p, struct kprobe *ap);
-void rkp_list_del_rcu(struct kprobe *p);
-void rkp_list_del(struct kprobe *p);
+extern const unsigned long rkp_list_poison1;
+extern const unsigned long rkp_list_poison2;
+void rkp_list_add_rcu(struct list_head *new, struct list_head *head);
+void rkp_list_del_rcu(struct list_head *entry);
+void rkp_list_del(struct list_head *entry);
 struct kprobe *rkp_kprobe_running(void);
 void rkp_set_current_kprobe(struct kprobe *p);
 void rkp_set_kprobe_status(unsigned long status);
 void rkp_flush_insn_slot(struct kprobe *p);
 unsigned int rkp_hash_ptr(void *addr);
 struct kretprobe_blackpoint *rkp_kretprobe_blackpoint(int i);
-void rkp_kprobe_mutex_lock(void);
-void rkp_kprobe_mutex_unlock(void);
+extern struct mutex kprobe_mutex;
 extern struct hlist_head rkp_kprobe_table[];
 extern struct list_head rkp_kprobe_blacklist;
-void rkp_text_lock(bool jump_label);
-void rkp_text_unlock(bool jump_label);
 void rkp_jump_label_lock(void);
 void rkp_jump_label_unlock(void);
 bool rkp_jump_label_text_reserved(void *addr);
@@ -86,8 +82,6 @@ bool rkp_kprobes_optimization_sysctl(bool value);
 
 #ifdef __ARCH_WANT_KPROBES_INSN_SLOT
 void rkp_free_insn_page(void *page);
-void rkp_cache_lock(struct kprobe_insn_cache *c);
-void rkp_cache_unlock(struct kprobe_insn_cache *c);
 void *rkp_insn_page_alloc(struct kprobe_insn_cache *c, size_t size, void **insns);
 void rkp_insn_page_add(struct kprobe_insn_cache *c, struct list_head *list, void *insns);
 void rkp_insn_page_remove(struct kprobe_insn_cache *c, struct list_head *list, void *insns);
@@ -95,7 +89,6 @@ void rkp_insn_page_free(struct kprobe_insn_cache *c, void *kip, void *insns);
 #endif
 
 #ifdef CONFIG_OPTPROBES
-int rkp_arch_prepared_optinsn(struct kprobe *ap);
 void rkp_queue_add(struct kprobe *ap, int q);
 void rkp_queue_del_init(struct kprobe *ap);
 void rkp_queue_move(struct kprobe *ap, int q);

@@ -43,10 +43,7 @@ pub trait KernelText {
     fn kallsyms_lookup_size_offset(&self, addr: usize) -> Option<(usize, usize)>;
     /// `kallsyms_lookup(addr, ...)`, handing the answer (or `None`) to `f`.
     fn kallsyms_lookup<R>(&self, addr: usize, f: impl FnOnce(Option<Ksym<'_>>) -> R) -> R;
-    /// `lookup_symbol_name(addr, buf)`, handing the name (or `None`) to `f`.
-    ///
-    /// As C's `buf`, the bytes may go on past the name: a NUL ends it (users stop there, or
-    /// compare only a prefix), so the kernel need not measure it first.
+    /// `lookup_symbol_name(addr, buf)`, handing the name, without its NUL, (or `None`) to `f`.
     fn lookup_symbol_name<R>(&self, addr: usize, f: impl FnOnce(Option<&[u8]>) -> R) -> R;
 
     /// `core_kernel_text(addr)`.

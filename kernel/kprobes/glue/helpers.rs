@@ -9,24 +9,15 @@ use core::ffi::c_void;
 
 use kernel::bindings::{
     hlist_head, kprobe, kprobe_blacklist_entry, kprobe_opcode_t, kretprobe_blackpoint, list_head,
+    mutex,
 };
 
 // `struct module` is passed as `void *`: in some configs it embeds empty lock structs that trip
 // `improper_ctypes`, and C only needs the address.
 extern "C" {
-    pub(super) fn rkp_hlist_add_head_rcu(p: *mut kprobe, head: *mut hlist_head);
-    pub(super) fn rkp_hlist_del_rcu(p: *mut kprobe);
-    pub(super) fn rkp_hlist_replace_rcu(old: *mut kprobe, new: *mut kprobe);
-    pub(super) fn rkp_list_add_rcu(p: *mut kprobe, ap: *mut kprobe);
-    pub(super) fn rkp_list_del_rcu(p: *mut kprobe);
-    pub(super) fn rkp_list_del(p: *mut kprobe);
     pub(super) fn rkp_flush_insn_slot(p: *mut kprobe);
     pub(super) fn rkp_kretprobe_blackpoint(i: i32) -> *mut kretprobe_blackpoint;
 
-    pub(super) fn rkp_kprobe_mutex_lock();
-    pub(super) fn rkp_kprobe_mutex_unlock();
-    pub(super) fn rkp_text_lock(jump_label: bool);
-    pub(super) fn rkp_text_unlock(jump_label: bool);
     pub(super) fn rkp_jump_label_lock();
     pub(super) fn rkp_jump_label_unlock();
     pub(super) fn rkp_jump_label_text_reserved(addr: *mut core::ffi::c_void) -> bool;
@@ -84,7 +75,6 @@ extern "C" {
 
 #[cfg(CONFIG_OPTPROBES)]
 extern "C" {
-    pub(super) fn rkp_arch_prepared_optinsn(ap: *mut kprobe) -> i32;
     pub(super) fn rkp_queue_add(ap: *mut kprobe, q: i32);
     pub(super) fn rkp_queue_del_init(ap: *mut kprobe);
     pub(super) fn rkp_queue_move(ap: *mut kprobe, q: i32);
@@ -95,6 +85,14 @@ extern "C" {
     pub(super) fn rkp_arch_unoptimize_kprobes();
     pub(super) fn rkp_kick_kprobe_optimizer();
     pub(super) fn rkp_flush_kprobe_optimizer();
+}
+
+// A function off x86 (x86 has a static inline, written out in `platform.rs`); the declaration
+// in <linux/kprobes.h> is hidden from bindgen by x86's inline of the same name.
+#[cfg(all(CONFIG_OPTPROBES, not(CONFIG_X86)))]
+extern "C" {
+    pub(super) fn arch_prepared_optinsn(optinsn: *mut kernel::bindings::arch_optimized_insn)
+        -> i32;
 }
 
 #[cfg(CONFIG_KPROBES_ON_FTRACE)]
@@ -111,4 +109,14 @@ extern "C" {
     pub(super) static mut rkp_kprobe_table: [hlist_head; crate::store::KPROBE_TABLE_SIZE];
     /// `kprobe_blacklist` in C: the RCU list of `struct kprobe_blacklist_entry`.
     pub(super) static mut rkp_kprobe_blacklist: list_head;
+}
+
+// The mutexes are only ever passed to `mutex_lock()`/`mutex_unlock()` by address; with lock
+// debugging `struct mutex` embeds empty structs, which `improper_ctypes` would flag.
+#[allow(improper_ctypes)]
+extern "C" {
+    /// `kprobe_mutex`, defined in `kprobes_helpers.c` as `kernel/kprobes.c` defines it.
+    pub(super) static mut kprobe_mutex: mutex;
+    /// The kernel's `text_mutex` (`<linux/memory.h>`), which bindgen is not shown.
+    pub(super) static mut text_mutex: mutex;
 }

@@ -35,8 +35,6 @@ struct InsnPage {
 // The cache is passed as `void *`: `struct kprobe_insn_cache` embeds a mutex whose layout trips
 // `improper_ctypes` in some configs, and C only needs the address.
 extern "C" {
-    fn rkp_cache_lock(c: *mut c_void);
-    fn rkp_cache_unlock(c: *mut c_void);
     fn rkp_insn_page_alloc(c: *mut c_void, size: usize, insns: *mut *mut c_void) -> *mut c_void;
     fn rkp_insn_page_add(c: *mut c_void, list: *mut bindings::list_head, insns: *mut c_void);
     fn rkp_insn_page_remove(c: *mut c_void, list: *mut bindings::list_head, insns: *mut c_void);
@@ -148,11 +146,12 @@ impl InsnCache for Cache {
         bindings::PAGE_SIZE as usize
     }
     fn with_mutex<R>(&self, f: impl FnOnce() -> R) -> R {
-        // SAFETY: the cache's own sleeping mutex, process context.
-        unsafe { rkp_cache_lock(self.raw()) };
+        // SAFETY: the cache's own sleeping mutex (the cache is live: type invariant), process
+        // context.
+        unsafe { bindings::mutex_lock(ptr::addr_of_mut!((*self.ptr()).mutex)) };
         let r = f();
         // SAFETY: taken above.
-        unsafe { rkp_cache_unlock(self.raw()) };
+        unsafe { bindings::mutex_unlock(ptr::addr_of_mut!((*self.ptr()).mutex)) };
         r
     }
     fn synchronize_rcu(&self) {

@@ -11,6 +11,7 @@
 pub mod debugfs;
 pub mod exports;
 mod helpers;
+mod list;
 pub mod init;
 pub mod insn_slot;
 #[cfg(CONFIG_KRETPROBES)]

@@ -16,12 +16,15 @@ use core::cell::UnsafeCell;
 use core::ffi::CStr;
 use core::marker::PhantomData;
 use core::mem::offset_of;
+use core::mem::MaybeUninit;
 use core::ops::{ControlFlow, Deref, DerefMut};
 use core::ptr::{self, addr_of, addr_of_mut, NonNull};
+use core::slice;
 
 use kernel::bindings;
 
 use super::helpers::*;
+use super::list;
 use crate::arch::Arch;
 use crate::blacklist::BlacklistStore;
 use crate::errno::{from_c_ret, Result};
@@ -55,6 +58,13 @@ impl Kp {
     #[inline(always)]
     pub fn as_ptr(self) -> *mut bindings::kprobe {
         self.0.as_ptr()
+    }
+
+    /// `&p->hlist` (only the address is formed).
+    #[inline(always)]
+    fn hlist(self) -> *mut bindings::hlist_node {
+        // SAFETY: the probe is live (type invariant).
+        unsafe { ptr::addr_of_mut!((*self.as_ptr()).hlist) }
     }
 
     /// `&p->list` (only the address is formed).
@@ -135,7 +145,7 @@ pub struct KprobeMutexGuard {
 impl KprobeMutexGuard {
     fn lock() -> Self {
         // SAFETY: a plain sleeping lock, taken from process context.
-        unsafe { rkp_kprobe_mutex_lock() };
+        unsafe { bindings::mutex_lock(addr_of_mut!(kprobe_mutex)) };
         KprobeMutexGuard {
             _not_send: PhantomData,
         }
@@ -145,7 +155,7 @@ impl KprobeMutexGuard {
 impl Drop for KprobeMutexGuard {
     fn drop(&mut self) {
         // SAFETY: this guard took the mutex in `lock`.
-        unsafe { rkp_kprobe_mutex_unlock() };
+        unsafe { bindings::mutex_unlock(addr_of_mut!(kprobe_mutex)) };
     }
 }
 
@@ -187,14 +197,23 @@ fn queue_id(q: OptQueue) -> i32 {
     }
 }
 
-/// Copies `name` into `buf` with a NUL; `None` if it does not fit (no such kernel symbol).
-fn c_name<'a>(name: &[u8], buf: &'a mut [u8; KSYM_NAME_LEN]) -> Option<&'a CStr> {
+/// Copies `name` and a NUL into `buf` (not zeroed first: only those bytes are read); `None` if
+/// it does not fit or holds a NUL (no such kernel symbol).
+fn c_name<'a>(name: &[u8], buf: &'a mut MaybeUninit<[u8; KSYM_NAME_LEN]>) -> Option<&'a CStr> {
     if name.len() >= KSYM_NAME_LEN || name.contains(&0) {
         return None;
     }
-    buf[..name.len()].copy_from_slice(name);
-    buf[name.len()] = 0;
-    CStr::from_bytes_with_nul(&buf[..=name.len()]).ok()
+    let p = buf.as_mut_ptr().cast::<u8>();
+    // SAFETY: `name.len() + 1 <= KSYM_NAME_LEN` bytes are written inside `buf` and only they
+    // are borrowed; the last is the only NUL among them (checked above).
+    unsafe {
+        ptr::copy_nonoverlapping(name.as_ptr(), p, name.len());
+        p.add(name.len()).write(0);
+        Some(CStr::from_bytes_with_nul_unchecked(slice::from_raw_parts(
+            p,
+            name.len() + 1,
+        )))
+    }
 }
 
 impl ProbeStore for Kernel {
@@ -206,11 +225,35 @@ impl ProbeStore for Kernel {
         KprobeMutexGuard::lock()
     }
     fn text_locked<R>(&self, jump_label: bool, f: impl FnOnce() -> R) -> R {
-        // SAFETY: takes cpus_read_lock, jump_label_lock, text_mutex in kprobes.c's order.
-        unsafe { rkp_text_lock(jump_label) };
+        // kprobes.c's order: cpus_read_lock(), jump_label_lock() if asked, text_mutex. Each is
+        // a no-op inline where its config is off.
+        #[cfg(CONFIG_HOTPLUG_CPU)]
+        // SAFETY: process context, none of the three held.
+        unsafe {
+            bindings::cpus_read_lock()
+        };
+        #[cfg(CONFIG_JUMP_LABEL)]
+        if jump_label {
+            // SAFETY: as above.
+            unsafe { bindings::jump_label_lock() };
+        }
+        // SAFETY: as above.
+        unsafe { bindings::mutex_lock(addr_of_mut!(text_mutex)) };
         let r = f();
-        // SAFETY: releases exactly what `rkp_text_lock` took.
-        unsafe { rkp_text_unlock(jump_label) };
+        // SAFETY: releases what was taken above, in reverse order.
+        unsafe { bindings::mutex_unlock(addr_of_mut!(text_mutex)) };
+        #[cfg(CONFIG_JUMP_LABEL)]
+        if jump_label {
+            // SAFETY: taken above.
+            unsafe { bindings::jump_label_unlock() };
+        }
+        #[cfg(not(CONFIG_JUMP_LABEL))]
+        let _ = jump_label;
+        #[cfg(CONFIG_HOTPLUG_CPU)]
+        // SAFETY: taken above.
+        unsafe {
+            bindings::cpus_read_unlock()
+        };
         r
     }
     fn synchronize_rcu(&self) {
@@ -375,22 +418,22 @@ impl ProbeStore for Kernel {
         ControlFlow::Continue(())
     }
     fn hlist_add_head_rcu(&self, bucket: usize, p: Kp) {
-        // SAFETY: kprobe_mutex held; `p` live.
-        unsafe { rkp_hlist_add_head_rcu(p.as_ptr(), bucket_head(bucket)) };
+        // SAFETY: kprobe_mutex held; `p` live and unhashed, the bucket head a static.
+        unsafe { list::hlist_add_head_rcu(p.hlist(), bucket_head(bucket)) };
     }
     fn hlist_del_rcu(&self, p: Kp) {
         // SAFETY: kprobe_mutex held; `p` hashed.
-        unsafe { rkp_hlist_del_rcu(p.as_ptr()) };
+        unsafe { list::hlist_del_rcu(p.hlist()) };
     }
     fn hlist_replace_rcu(&self, old: Kp, new: Kp) {
-        // SAFETY: kprobe_mutex held; `old` hashed, `new` initialised.
-        unsafe { rkp_hlist_replace_rcu(old.as_ptr(), new.as_ptr()) };
+        // SAFETY: kprobe_mutex held; `old` hashed, `new` initialised and unhashed.
+        unsafe { list::hlist_replace_rcu(old.hlist(), new.hlist()) };
     }
     fn init_hlist_node(&self, p: Kp) {
         // INIT_HLIST_NODE(): both links NULL.
+        let node = p.hlist();
         // SAFETY: `p` live, not yet linked (or being re-initialised by its owner).
         unsafe {
-            let node = ptr::addr_of_mut!((*p.as_ptr()).hlist);
             ptr::addr_of_mut!((*node).next).write(ptr::null_mut());
             ptr::addr_of_mut!((*node).pprev).write(ptr::null_mut());
         }
@@ -405,16 +448,16 @@ impl ProbeStore for Kernel {
         }
     }
     fn list_add_rcu(&self, p: Kp, ap: Kp) {
-        // SAFETY: kprobe_mutex held; both live.
-        unsafe { rkp_list_add_rcu(p.as_ptr(), ap.as_ptr()) };
+        // SAFETY: kprobe_mutex held; both live, `p` on no list, `ap`'s list initialised.
+        unsafe { list::list_add_rcu(p.list(), ap.list()) };
     }
     fn list_del_rcu(&self, p: Kp) {
         // SAFETY: kprobe_mutex held; `p` linked.
-        unsafe { rkp_list_del_rcu(p.as_ptr()) };
+        unsafe { list::list_del_rcu(p.list()) };
     }
     fn list_del(&self, p: Kp) {
-        // SAFETY: after a grace period; `p` linked.
-        unsafe { rkp_list_del(p.as_ptr()) };
+        // SAFETY: kprobe_mutex held, after a grace period; `p` linked.
+        unsafe { list::list_del(p.list()) };
     }
     fn list_empty(&self, p: Kp) -> bool {
         let list = p.list();
@@ -550,7 +593,7 @@ impl KernelText for Kernel {
     type Module = Module;
 
     fn kallsyms_lookup_name(&self, name: &[u8]) -> usize {
-        let mut buf = [0u8; KSYM_NAME_LEN];
+        let mut buf = MaybeUninit::uninit();
         let Some(c) = c_name(name, &mut buf) else {
             return 0;
         };
@@ -565,7 +608,8 @@ impl KernelText for Kernel {
         (ok != 0).then_some((size as usize, offset as usize))
     }
     fn kallsyms_lookup<R>(&self, addr: usize, f: impl FnOnce(Option<Ksym<'_>>) -> R) -> R {
-        let mut buf = [0u8; KSYM_NAME_LEN];
+        // Not zeroed: C writes the name and its NUL, and only they are read.
+        let mut buf = MaybeUninit::<[u8; KSYM_NAME_LEN]>::uninit();
         let (mut size, mut offset) = (0, 0);
         let mut modname = ptr::null_mut();
         // SAFETY: out-pointers to locals; `buf` is KSYM_NAME_LEN long. The module name stays
@@ -577,7 +621,7 @@ impl KernelText for Kernel {
                 &mut size,
                 &mut offset,
                 &mut modname,
-                buf.as_mut_ptr(),
+                buf.as_mut_ptr().cast(),
             );
             (!name.is_null()).then(|| Ksym {
                 name: CStr::from_ptr(name.cast()).to_bytes(),
@@ -589,15 +633,23 @@ impl KernelText for Kernel {
         f(sym)
     }
     fn lookup_symbol_name<R>(&self, addr: usize, f: impl FnOnce(Option<&[u8]>) -> R) -> R {
-        let mut buf = [0u8; KSYM_NAME_LEN];
+        // Not zeroed, as C's is not (a 512-byte memset twice per registration): only the bytes
+        // up to the name's NUL, which lookup_symbol_name() writes, are ever read.
+        let mut buf = MaybeUninit::<[u8; KSYM_NAME_LEN]>::uninit();
+        let p = buf.as_mut_ptr().cast::<u8>();
         // SAFETY: `buf` is KSYM_NAME_LEN long, as lookup_symbol_name() requires.
-        let ret = unsafe { bindings::lookup_symbol_name(addr as _, buf.as_mut_ptr()) };
-        if ret != 0 {
+        if unsafe { bindings::lookup_symbol_name(addr as _, p) } != 0 {
             return f(None);
         }
-        // On success `buf` holds a NUL-terminated name; the whole buffer goes to `f`, which
-        // stops at the NUL (no strlen() first, as C's users do not measure it either).
-        f(Some(&buf[..]))
+        // SAFETY: on success C has written a name and its NUL within the buffer (it NULs the
+        // last byte first), so the bytes read here, up to the first NUL, are initialised.
+        let name = unsafe {
+            let len = (0..KSYM_NAME_LEN)
+                .position(|i| p.add(i).read() == 0)
+                .unwrap_or(KSYM_NAME_LEN);
+            slice::from_raw_parts(p, len)
+        };
+        f(Some(name))
     }
     fn core_kernel_text(&self, addr: usize) -> bool {
         // SAFETY: pure address query.
@@ -858,8 +910,16 @@ impl Arch for Kernel {
 
     #[cfg(CONFIG_OPTPROBES)]
     fn prepared_optinsn(&self, ap: Kp) -> bool {
-        // SAFETY: `ap` is an optimized_kprobe.
-        unsafe { rkp_arch_prepared_optinsn(ap.as_ptr()) != 0 }
+        // SAFETY: `ap` is an optimized_kprobe; only the address of its `optinsn` is formed.
+        let optinsn = unsafe { addr_of_mut!((*to_op(ap)).optinsn) };
+        // x86's arch_prepared_optinsn() is the static inline `return optinsn->size;`.
+        #[cfg(CONFIG_X86)]
+        // SAFETY: `optinsn` is live with `ap`; `size` is only written under kprobe_mutex, held.
+        let prepared = unsafe { (*optinsn).size } as core::ffi::c_int != 0;
+        #[cfg(not(CONFIG_X86))]
+        // SAFETY: as above; the arch hook only reads it.
+        let prepared = unsafe { arch_prepared_optinsn(optinsn) } != 0;
+        prepared
     }
     #[cfg(not(CONFIG_OPTPROBES))]
     fn prepared_optinsn(&self, _ap: Kp) -> bool {
@@ -929,7 +989,7 @@ impl Arch for Kernel {
         unsafe { rkp_flush_insn_slot(p.as_ptr()) };
     }
     fn lookup_name(&self, name: &[u8], offset: usize) -> usize {
-        let mut buf = [0u8; KSYM_NAME_LEN];
+        let mut buf = MaybeUninit::uninit();
         let Some(c) = c_name(name, &mut buf) else {
             return 0;
         };

@@ -1080,9 +1080,7 @@ impl<const OPT: bool, const FTRACE: bool> KernelText for Sim<OPT, FTRACE> {
         f(k)
     }
     fn lookup_symbol_name<R>(&self, addr: usize, f: impl FnOnce(Option<&[u8]>) -> R) -> R {
-        // As the kernel's buffer: the name, its NUL, then bytes that are not part of it.
-        let buf = self.kallsyms_lookup(addr, |k| k.map(|k| [k.name, b"\0.stale"].concat()));
-        f(buf.as_deref())
+        self.kallsyms_lookup(addr, |k| f(k.map(|k| k.name)))
     }
     fn core_kernel_text(&self, addr: usize) -> bool {
         (TEXT_BASE..MOD_CORE.0).contains(&addr)

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The `list.h`/`rculist.h` link updates of the hash table and the aggregate lists, written out
+//! in Rust as C inlines them, so that a registration makes no call per link.
+//!
+//! Constraints: writers are serialised by the caller (`kprobe_mutex`); readers walk the same
+//! links under RCU, so each store a reader can observe happens in C's order, with release
+//! ordering where C uses `rcu_assign_pointer()` and as a volatile store where C uses
+//! `WRITE_ONCE()`. Unlinked nodes get C's `LIST_POISON1`/`LIST_POISON2`. Under
+//! `CONFIG_LIST_HARDENED` (which `CONFIG_DEBUG_LIST` selects) the `list_head` updates go through
+//! C, which checks both neighbours before it links or unlinks.
+
+use core::ptr::{self, addr_of_mut};
+use core::sync::atomic::{AtomicPtr, Ordering};
+
+use kernel::bindings::{hlist_head, hlist_node, list_head};
+
+extern "C" {
+    /// `LIST_POISON1` and `LIST_POISON2` as C computes them (`POISON_POINTER_DELTA` is an
+    /// arch-dependent Kconfig value that bindgen cannot evaluate from the cast).
+    #[cfg(not(CONFIG_LIST_HARDENED))]
+    static rkp_list_poison1: usize;
+    static rkp_list_poison2: usize;
+}
+
+#[cfg(CONFIG_LIST_HARDENED)]
+extern "C" {
+    fn rkp_list_add_rcu(new: *mut list_head, head: *mut list_head);
+    fn rkp_list_del_rcu(entry: *mut list_head);
+    fn rkp_list_del(entry: *mut list_head);
+}
+
+/// `rcu_assign_pointer(*slot, v)`: `smp_store_release()`.
+///
+/// # Safety
+///
+/// `slot` is a valid, aligned pointer-sized location that writers only update under the
+/// caller's lock.
+#[inline(always)]
+unsafe fn rcu_assign_pointer<T>(slot: *mut *mut T, v: *mut T) {
+    // SAFETY: `slot` is valid and aligned (caller); readers only load it, atomically
+    // (READ_ONCE), and writers are serialised, so an atomic store to it races with nothing.
+    unsafe { AtomicPtr::from_ptr(slot) }.store(v, Ordering::Release);
+}
+
+#[inline(always)]
+fn poison2<T>() -> *mut T {
+    // SAFETY: a constant C initialises at compile time and never writes.
+    unsafe { rkp_list_poison2 as *mut T }
+}
+
+/// `hlist_add_head_rcu(n, h)`.
+///
+/// # Safety
+///
+/// `n` is a live, unlinked node and `h` a live head; the caller holds the writers' lock.
+#[inline(always)]
+pub(super) unsafe fn hlist_add_head_rcu(n: *mut hlist_node, h: *mut hlist_head) {
+    // SAFETY: both live (caller); the stores are C's, in C's order.
+    unsafe {
+        let first = (*h).first;
+        (*n).next = first;
+        ptr::write_volatile(addr_of_mut!((*n).pprev), addr_of_mut!((*h).first));
+        rcu_assign_pointer(addr_of_mut!((*h).first), n);
+        if !first.is_null() {
+            ptr::write_volatile(addr_of_mut!((*first).pprev), addr_of_mut!((*n).next));
+        }
+    }
+}
+
+/// `hlist_del_rcu(n)`: unlinks `n`, leaving its `next` for readers still on it.
+///
+/// # Safety
+///
+/// `n` is a live, linked node; the caller holds the writers' lock.
+#[inline(always)]
+pub(super) unsafe fn hlist_del_rcu(n: *mut hlist_node) {
+    // SAFETY: `n` and its neighbours are linked, hence live (caller); C's stores and order.
+    unsafe {
+        let next = (*n).next;
+        let pprev = (*n).pprev;
+        ptr::write_volatile(pprev, next);
+        if !next.is_null() {
+            ptr::write_volatile(addr_of_mut!((*next).pprev), pprev);
+        }
+        ptr::write_volatile(addr_of_mut!((*n).pprev), poison2());
+    }
+}
+
+/// `hlist_replace_rcu(old, new)`: `new` takes `old`'s place.
+///
+/// # Safety
+///
+/// `old` is a live, linked node, `new` a live, unlinked one; the caller holds the writers' lock.
+#[inline(always)]
+pub(super) unsafe fn hlist_replace_rcu(old: *mut hlist_node, new: *mut hlist_node) {
+    // SAFETY: `old` and its neighbours are linked, hence live, `new` is live (caller); `new`
+    // is fully linked before it is published through `*pprev`, as C orders it.
+    unsafe {
+        let next = (*old).next;
+        (*new).next = next;
+        let pprev = (*old).pprev;
+        ptr::write_volatile(addr_of_mut!((*new).pprev), pprev);
+        rcu_assign_pointer(pprev, new);
+        if !next.is_null() {
+            ptr::write_volatile(addr_of_mut!((*next).pprev), addr_of_mut!((*new).next));
+        }
+        ptr::write_volatile(addr_of_mut!((*old).pprev), poison2());
+    }
+}
+
+/// `list_add_rcu(new, head)`: `new` right after `head`.
+///
+/// # Safety
+///
+/// `new` is live and unlinked, `head` live and linked (or empty); the caller holds the writers'
+/// lock.
+#[inline(always)]
+pub(super) unsafe fn list_add_rcu(new: *mut list_head, head: *mut list_head) {
+    #[cfg(CONFIG_LIST_HARDENED)]
+    // SAFETY: as documented above; C checks the neighbours, then links.
+    unsafe {
+        rkp_list_add_rcu(new, head)
+    };
+    #[cfg(not(CONFIG_LIST_HARDENED))]
+    // SAFETY: `head` and its successor are live (caller); `new` is complete before it is
+    // published through `head->next`, as C orders it.
+    unsafe {
+        let next = (*head).next;
+        (*new).next = next;
+        (*new).prev = head;
+        rcu_assign_pointer(addr_of_mut!((*head).next), new);
+        (*next).prev = new;
+    }
+}
+
+/// `__list_del_entry()` without the checks: the neighbours of `entry` are joined.
+///
+/// # Safety
+///
+/// `entry` is live and linked; the caller holds the writers' lock.
+#[cfg(not(CONFIG_LIST_HARDENED))]
+#[inline(always)]
+unsafe fn list_unlink(entry: *mut list_head) {
+    // SAFETY: a linked entry's neighbours are live (caller).
+    unsafe {
+        let (prev, next) = ((*entry).prev, (*entry).next);
+        (*next).prev = prev;
+        ptr::write_volatile(addr_of_mut!((*prev).next), next);
+    }
+}
+
+/// `list_del_rcu(entry)`: unlinks `entry`, leaving its `next` for readers still on it.
+///
+/// # Safety
+///
+/// As for [`list_unlink`].
+#[inline(always)]
+pub(super) unsafe fn list_del_rcu(entry: *mut list_head) {
+    #[cfg(CONFIG_LIST_HARDENED)]
+    // SAFETY: as documented above; C checks the neighbours, then unlinks.
+    unsafe {
+        rkp_list_del_rcu(entry)
+    };
+    #[cfg(not(CONFIG_LIST_HARDENED))]
+    // SAFETY: as documented above; `entry` stays live, only its `prev` is poisoned.
+    unsafe {
+        list_unlink(entry);
+        (*entry).prev = poison2();
+    }
+}
+
+/// `list_del(entry)`: unlinks `entry` and poisons both its links.
+///
+/// # Safety
+///
+/// As for [`list_unlink`]; no reader can still be on `entry` (a grace period has passed).
+#[inline(always)]
+pub(super) unsafe fn list_del(entry: *mut list_head) {
+    #[cfg(CONFIG_LIST_HARDENED)]
+    // SAFETY: as documented above; C checks the neighbours, then unlinks.
+    unsafe {
+        rkp_list_del(entry)
+    };
+    #[cfg(not(CONFIG_LIST_HARDENED))]
+    // SAFETY: as documented above; `entry` stays live, both links are poisoned.
+    unsafe {
+        list_unlink(entry);
+        (*entry).next = rkp_list_poison1 as *mut list_head;
+        (*entry).prev = poison2();
+    }
+}
