@@ -42,6 +42,7 @@
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/timex.h>
 #include <linux/uaccess.h>
@@ -402,6 +403,17 @@ static int rkb_cmd_measure(char *args)
 	return 0;
 }
 
+/*
+ * Registration waits for RCU grace periods, and those end on timer ticks.
+ * Each timed registration call starts just after a tick, so every
+ * repetition, and both cores, start at the same phase of the tick grid
+ * rather than wherever the previous call's last wait happened to end.
+ */
+static void rkb_align_to_tick(void)
+{
+	schedule_timeout_uninterruptible(1);
+}
+
 /* "reg1": register_kprobe + unregister_kprobe of one kprobe. */
 static int rkb_cmd_reg1(char *args)
 {
@@ -412,6 +424,7 @@ static int rkb_cmd_reg1(char *args)
 		return -EBUSY;
 	for (i = 0; i < reps; i++) {
 		rkb_init_fill_kprobes(1, true);
+		rkb_align_to_tick();
 		start = get_cycles();
 		ret = register_kprobe(&rkb_fill_kps[0]);
 		if (!ret)
@@ -440,6 +453,7 @@ static int rkb_cmd_regn(char *args)
 		return -EINVAL;
 	for (i = 0; i < reps; i++) {
 		rkb_init_fill_kprobes(n, true);
+		rkb_align_to_tick();
 		start = get_cycles();
 		ret = register_kprobes(rkb_fill_kp_ptrs, n);
 		rkb_times[i] = get_cycles() - start;
@@ -447,6 +461,7 @@ static int rkb_cmd_regn(char *args)
 			pr_err("register_kprobes(%u): %d\n", n, ret);
 			return ret;
 		}
+		rkb_align_to_tick();
 		start = get_cycles();
 		unregister_kprobes(rkb_fill_kp_ptrs, n);
 		rkb_times2[i] = get_cycles() - start;
