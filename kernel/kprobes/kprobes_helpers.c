@@ -41,7 +41,6 @@
 #include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
-#include <linux/static_call.h>
 #include <linux/sysctl.h>
 #include <linux/workqueue.h>
 #include <asm/sections.h>
@@ -168,6 +167,7 @@ void __kprobes rkp_set_kprobe_status(unsigned long status)
 	get_kprobe_ctlblk()->kprobe_status = status;
 }
 
+/* An empty macro on x86, arm64, riscv, powerpc and s390, where Rust skips the call. */
 void rkp_flush_insn_slot(struct kprobe *p)
 {
 	flush_insn_slot(p);
@@ -205,42 +205,22 @@ static LIST_HEAD(optimizing_list);
 static LIST_HEAD(unoptimizing_list);
 static LIST_HEAD(freeing_list);
 
-/* jump_label_lock() and preempt_disable(), as check_kprobe_address_safe() takes them. */
-void rkp_jump_label_lock(void)
+#ifdef CONFIG_PREEMPT_COUNT
+/* Without a preempt count both are barrier(), which the Rust core emits itself. */
+void rkp_preempt_disable(void)
 {
-	jump_label_lock();
 	preempt_disable();
 }
 
-void rkp_jump_label_unlock(void)
+void rkp_preempt_enable(void)
 {
 	preempt_enable();
-	jump_label_unlock();
 }
-
-bool rkp_jump_label_text_reserved(void *addr)
-{
-	return jump_label_text_reserved(addr, addr);
-}
-
-struct module *rkp_module_text_address(unsigned long addr)
-{
-	return __module_text_address(addr);
-}
+#endif
 
 bool rkp_try_module_get(struct module *mod)
 {
 	return try_module_get(mod);
-}
-
-void rkp_module_put(struct module *mod)
-{
-	module_put(mod);
-}
-
-bool rkp_within_module_init(unsigned long addr, struct module *mod)
-{
-	return within_module_init(addr, mod);
 }
 
 bool rkp_within_module_core(unsigned long addr, struct module *mod)
@@ -251,22 +231,6 @@ bool rkp_within_module_core(unsigned long addr, struct module *mod)
 bool rkp_module_is_coming(struct module *mod)
 {
 	return module_is_coming(mod);
-}
-
-/* Real functions on x86; static inlines returning 0 on arches without them. */
-bool rkp_in_gate_area_no_mm(unsigned long addr)
-{
-	return in_gate_area_no_mm(addr);
-}
-
-bool rkp_static_call_text_reserved(void *addr)
-{
-	return static_call_text_reserved(addr, addr);
-}
-
-unsigned long rkp_ftrace_location(unsigned long addr)
-{
-	return ftrace_location(addr);
 }
 
 /* A zeroed aggregate: an optimized_kprobe with OPTPROBES, else a kprobe. */
@@ -286,15 +250,6 @@ struct kprobe *rkp_alloc_aggr_kprobe(kprobe_opcode_t *addr)
 	if (ap)
 		ap->addr = addr;
 	return ap;
-#endif
-}
-
-void rkp_free_aggr_kprobe(struct kprobe *ap)
-{
-#ifdef CONFIG_OPTPROBES
-	kfree(container_of(ap, struct optimized_kprobe, kp));
-#else
-	kfree(ap);
 #endif
 }
 
@@ -406,6 +361,7 @@ void rkp_blacklist_remove(struct kprobe_blacklist_entry *ent)
 	kfree_rcu(ent, rcu);
 }
 
+/* Only called where rcu_read_lock() is more than barrier() (see glue/helpers.rs). */
 void rkp_rcu_read_lock(void)
 {
 	rcu_read_lock();

@@ -15,27 +15,14 @@ use kernel::bindings::{
 // `struct module` is passed as `void *`: in some configs it embeds empty lock structs that trip
 // `improper_ctypes`, and C only needs the address.
 extern "C" {
-    pub(super) fn rkp_flush_insn_slot(p: *mut kprobe);
     pub(super) fn rkp_kretprobe_blackpoint(i: i32) -> *mut kretprobe_blackpoint;
 
-    pub(super) fn rkp_jump_label_lock();
-    pub(super) fn rkp_jump_label_unlock();
-    pub(super) fn rkp_jump_label_text_reserved(addr: *mut core::ffi::c_void) -> bool;
-    pub(super) fn rkp_module_text_address(addr: usize) -> *mut c_void;
     pub(super) fn rkp_try_module_get(m: *mut c_void) -> bool;
-    pub(super) fn rkp_module_put(m: *mut c_void);
-    pub(super) fn rkp_within_module_init(addr: usize, m: *mut c_void) -> bool;
     pub(super) fn rkp_within_module_core(addr: usize, m: *mut c_void) -> bool;
     pub(super) fn rkp_module_is_coming(m: *mut c_void) -> bool;
-    pub(super) fn rkp_in_gate_area_no_mm(addr: usize) -> bool;
-    pub(super) fn rkp_static_call_text_reserved(addr: *mut c_void) -> bool;
-    pub(super) fn rkp_ftrace_location(addr: usize) -> usize;
     pub(super) fn rkp_alloc_aggr_kprobe(addr: *mut kprobe_opcode_t) -> *mut kprobe;
-    pub(super) fn rkp_free_aggr_kprobe(ap: *mut kprobe);
     pub(super) fn rkp_blacklist_add_tail(start: usize, end: usize) -> i32;
     pub(super) fn rkp_blacklist_remove(ent: *mut kprobe_blacklist_entry);
-    pub(super) fn rkp_rcu_read_lock();
-    pub(super) fn rkp_rcu_read_unlock();
     pub(super) fn rkp_num_possible_cpus() -> u32;
     pub(super) fn rkp_synchronize_rcu_tasks();
     // On x86_64 SMP `percpu.rs` stores inline instead.
@@ -43,6 +30,109 @@ extern "C" {
     pub(super) fn rkp_set_current_kprobe(p: *mut kprobe);
     #[cfg(all(CONFIG_KRETPROBE_ON_RETHOOK, not(all(CONFIG_X86_64, CONFIG_SMP))))]
     pub(super) fn rkp_set_kprobe_status(status: usize);
+}
+
+// Not an empty macro on every arch (see `Kernel::flush_insn_slot`).
+#[cfg(not(any(CONFIG_X86, CONFIG_ARM64, CONFIG_RISCV, CONFIG_PPC, CONFIG_S390)))]
+extern "C" {
+    pub(super) fn rkp_flush_insn_slot(p: *mut kprobe);
+}
+
+/// `barrier()`: orders the compiler's memory accesses, emits nothing.
+#[allow(dead_code)] // unused where every caller below takes its C branch
+#[inline(always)]
+fn barrier() {
+    core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+}
+
+// What `rcu_read_lock()`, `preempt_disable()` and their pairs are beyond a compiler barrier
+// depends on the config; the C wrappers are called only where they are more.
+#[cfg(any(CONFIG_PREEMPT_RCU, CONFIG_PREEMPT_COUNT, CONFIG_LOCKDEP))]
+extern "C" {
+    fn rkp_rcu_read_lock();
+    fn rkp_rcu_read_unlock();
+}
+#[cfg(CONFIG_PREEMPT_COUNT)]
+extern "C" {
+    fn rkp_preempt_disable();
+    fn rkp_preempt_enable();
+}
+
+// <linux/jump_label.h> declares these only with CONFIG_JUMP_LABEL (no-op inlines otherwise),
+// so a build without it has no binding for them.
+#[cfg(CONFIG_JUMP_LABEL)]
+extern "C" {
+    pub(super) fn jump_label_lock();
+    pub(super) fn jump_label_unlock();
+    pub(super) fn jump_label_text_reserved(
+        start: *mut c_void,
+        end: *mut c_void,
+    ) -> core::ffi::c_int;
+}
+
+/// `rcu_read_lock()`: with non-preemptible RCU, no preempt count and no lockdep it is
+/// `barrier()`; otherwise C's.
+///
+/// # Safety
+///
+/// Paired with [`rcu_read_unlock`] in the same context.
+#[inline(always)]
+pub(super) unsafe fn rcu_read_lock() {
+    #[cfg(any(CONFIG_PREEMPT_RCU, CONFIG_PREEMPT_COUNT, CONFIG_LOCKDEP))]
+    // SAFETY: as documented above.
+    unsafe {
+        rkp_rcu_read_lock()
+    };
+    #[cfg(not(any(CONFIG_PREEMPT_RCU, CONFIG_PREEMPT_COUNT, CONFIG_LOCKDEP)))]
+    barrier();
+}
+
+/// `rcu_read_unlock()`, as [`rcu_read_lock`].
+///
+/// # Safety
+///
+/// Ends a section [`rcu_read_lock`] opened.
+#[inline(always)]
+pub(super) unsafe fn rcu_read_unlock() {
+    #[cfg(any(CONFIG_PREEMPT_RCU, CONFIG_PREEMPT_COUNT, CONFIG_LOCKDEP))]
+    // SAFETY: as documented above.
+    unsafe {
+        rkp_rcu_read_unlock()
+    };
+    #[cfg(not(any(CONFIG_PREEMPT_RCU, CONFIG_PREEMPT_COUNT, CONFIG_LOCKDEP)))]
+    barrier();
+}
+
+/// `preempt_disable()`: `barrier()` without a preempt count, otherwise C's.
+///
+/// # Safety
+///
+/// Paired with [`preempt_enable`] in the same context.
+#[inline(always)]
+pub(super) unsafe fn preempt_disable() {
+    #[cfg(CONFIG_PREEMPT_COUNT)]
+    // SAFETY: as documented above.
+    unsafe {
+        rkp_preempt_disable()
+    };
+    #[cfg(not(CONFIG_PREEMPT_COUNT))]
+    barrier();
+}
+
+/// `preempt_enable()`, as [`preempt_disable`].
+///
+/// # Safety
+///
+/// Ends a section [`preempt_disable`] opened.
+#[inline(always)]
+pub(super) unsafe fn preempt_enable() {
+    #[cfg(CONFIG_PREEMPT_COUNT)]
+    // SAFETY: as documented above.
+    unsafe {
+        rkp_preempt_enable()
+    };
+    #[cfg(not(CONFIG_PREEMPT_COUNT))]
+    barrier();
 }
 
 #[cfg(all(CONFIG_KRETPROBES, not(CONFIG_KRETPROBE_ON_RETHOOK)))]

@@ -189,9 +189,11 @@ impl InsnCache for Cache {
         // SAFETY: as above.
         unsafe { *pg.slot_ptr(idx) = s as u8 };
     }
+    // The three counters are C ints that only ever hold 0..=slots_per_page; read as unsigned,
+    // so that the core's `+ 1` needs no overflow check, as C's `++` has none.
     fn nused(&self, pg: Self::Page) -> usize {
         // SAFETY: the page is live (type invariant); cache mutex held.
-        unsafe { (*pg.ptr()).nused }.max(0) as usize
+        unsafe { (*pg.ptr()).nused as c_uint as usize }
     }
     fn set_nused(&self, pg: Self::Page, n: usize) {
         // SAFETY: as above.
@@ -199,19 +201,19 @@ impl InsnCache for Cache {
     }
     fn ngarbage(&self, pg: Self::Page) -> usize {
         // SAFETY: as above.
-        unsafe { (*pg.ptr()).ngarbage }.max(0) as usize
+        unsafe { (*pg.ptr()).ngarbage as c_uint as usize }
     }
     fn set_ngarbage(&self, pg: Self::Page, n: usize) {
         // SAFETY: as above.
         unsafe { (*pg.ptr()).ngarbage = n as c_int };
     }
     fn nr_garbage(&self) -> usize {
-        // SAFETY: cache mutex held.
-        unsafe { ptr::read_volatile(addr_of!((*self.ptr()).nr_garbage)) }.max(0) as usize
+        // SAFETY: the cache is live; only accessed under its mutex, held, as in C.
+        unsafe { (*self.ptr()).nr_garbage as c_uint as usize }
     }
     fn set_nr_garbage(&self, n: usize) {
-        // SAFETY: cache mutex held.
-        unsafe { ptr::write_volatile(ptr::addr_of_mut!((*self.ptr()).nr_garbage), n as c_int) };
+        // SAFETY: as above.
+        unsafe { (*self.ptr()).nr_garbage = n as c_int };
     }
     fn alloc_page(&self) -> Option<Self::Page> {
         let n = self.slots_per_page();
@@ -298,10 +300,10 @@ pub extern "C" fn __free_insn_slot(
 #[no_mangle]
 pub extern "C" fn __is_insn_slot_addr(c: *mut bindings::kprobe_insn_cache, addr: usize) -> bool {
     // SAFETY: an RCU read-side section around the lockless walk.
-    unsafe { super::helpers::rkp_rcu_read_lock() };
+    unsafe { super::helpers::rcu_read_lock() };
     let r = cache(c).is_some_and(|c| insn_slot::is_insn_slot_addr(&c, addr));
     // SAFETY: ends the section.
-    unsafe { super::helpers::rkp_rcu_read_unlock() };
+    unsafe { super::helpers::rcu_read_unlock() };
     r
 }
 
@@ -341,11 +343,11 @@ pub unsafe extern "C" fn kprobe_cache_get_kallsym(
         return crate::errno::Errno::ERANGE.to_neg();
     };
     // SAFETY: RCU reader; `symnum` writable (caller contract).
-    unsafe { super::helpers::rkp_rcu_read_lock() };
+    unsafe { super::helpers::rcu_read_lock() };
     // SAFETY: as above.
     let page = insn_slot::cache_get_kallsym(&c, unsafe { &mut *symnum });
     // SAFETY: ends the section.
-    unsafe { super::helpers::rkp_rcu_read_unlock() };
+    unsafe { super::helpers::rcu_read_unlock() };
     match page {
         Some(p) => {
             // SAFETY: forwarded caller contract.

@@ -11,11 +11,11 @@
 pub mod debugfs;
 pub mod exports;
 mod helpers;
-mod list;
 pub mod init;
 pub mod insn_slot;
 #[cfg(CONFIG_KRETPROBES)]
 pub mod kretprobe;
+mod list;
 #[cfg(all(CONFIG_KRETPROBES, not(CONFIG_KRETPROBE_ON_RETHOOK)))]
 pub mod objpool;
 #[cfg(CONFIG_KRETPROBES)]

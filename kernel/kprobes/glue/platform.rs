@@ -235,7 +235,7 @@ impl ProbeStore for Kernel {
         #[cfg(CONFIG_JUMP_LABEL)]
         if jump_label {
             // SAFETY: as above.
-            unsafe { bindings::jump_label_lock() };
+            unsafe { jump_label_lock() };
         }
         // SAFETY: as above.
         unsafe { bindings::mutex_lock(addr_of_mut!(text_mutex)) };
@@ -245,7 +245,7 @@ impl ProbeStore for Kernel {
         #[cfg(CONFIG_JUMP_LABEL)]
         if jump_label {
             // SAFETY: taken above.
-            unsafe { bindings::jump_label_unlock() };
+            unsafe { jump_label_unlock() };
         }
         #[cfg(not(CONFIG_JUMP_LABEL))]
         let _ = jump_label;
@@ -375,8 +375,13 @@ impl ProbeStore for Kernel {
         Kp::from_c(unsafe { rkp_alloc_aggr_kprobe(addr as *mut _) })
     }
     fn kfree_aggr_kprobe(&self, ap: Kp) {
+        // The allocation is the optimized_kprobe around `ap` with OPTPROBES, `ap` without.
+        #[cfg(CONFIG_OPTPROBES)]
+        let obj = to_op(ap).cast::<core::ffi::c_void>();
+        #[cfg(not(CONFIG_OPTPROBES))]
+        let obj = ap.as_ptr().cast::<core::ffi::c_void>();
         // SAFETY: `ap` came from `alloc_aggr_kprobe` and is unreachable (the core's contract).
-        unsafe { rkp_free_aggr_kprobe(ap.as_ptr()) };
+        unsafe { bindings::kfree(obj) };
     }
     fn set_aggr_pre_handler(&self, ap: Kp) {
         // SAFETY: `ap` is live and ours.
@@ -659,32 +664,70 @@ impl KernelText for Kernel {
         // SAFETY: pure address query.
         unsafe { bindings::kernel_text_address(addr as _) != 0 }
     }
+    // Each of the next four is a function only under the config named; without it C has a
+    // static inline answering NULL or 0, as the other branch does.
     fn module_text_address(&self, addr: usize) -> Option<Module> {
+        #[cfg(CONFIG_MODULES)]
         // SAFETY: called with preemption disabled (check_kprobe_address_safe).
-        NonNull::new(unsafe { rkp_module_text_address(addr) }.cast()).map(Module)
+        return NonNull::new(unsafe { bindings::__module_text_address(addr as _) }).map(Module);
+        #[cfg(not(CONFIG_MODULES))]
+        {
+            let _ = addr;
+            None
+        }
     }
     fn in_gate_area_no_mm(&self, addr: usize) -> bool {
+        // __HAVE_ARCH_GATE_AREA: x86_64 among the arches this core builds for.
+        #[cfg(CONFIG_X86_64)]
         // SAFETY: pure address query.
-        unsafe { rkp_in_gate_area_no_mm(addr) }
+        return unsafe { bindings::in_gate_area_no_mm(addr as _) } != 0;
+        #[cfg(not(CONFIG_X86_64))]
+        {
+            let _ = addr;
+            false
+        }
     }
     fn jump_label_text_reserved(&self, addr: usize) -> bool {
+        #[cfg(CONFIG_JUMP_LABEL)]
         // SAFETY: jump_label_lock held by the caller.
-        unsafe { rkp_jump_label_text_reserved(addr as *mut _) }
+        return unsafe { jump_label_text_reserved(addr as *mut _, addr as *mut _) } != 0;
+        #[cfg(not(CONFIG_JUMP_LABEL))]
+        {
+            let _ = addr;
+            false
+        }
     }
     fn static_call_text_reserved(&self, addr: usize) -> bool {
+        #[cfg(CONFIG_HAVE_STATIC_CALL_INLINE)]
         // SAFETY: pure address query.
-        unsafe { rkp_static_call_text_reserved(addr as *mut _) }
+        return unsafe { bindings::static_call_text_reserved(addr as *mut _, addr as *mut _) } != 0;
+        #[cfg(not(CONFIG_HAVE_STATIC_CALL_INLINE))]
+        {
+            let _ = addr;
+            false
+        }
     }
     fn find_bug(&self, addr: usize) -> bool {
         // SAFETY: pure address query.
         unsafe { !bindings::find_bug(addr as _).is_null() }
     }
     fn jump_label_locked<R>(&self, f: impl FnOnce() -> R) -> R {
-        // SAFETY: jump_label_lock() then preempt_disable(), released below in reverse order.
-        unsafe { rkp_jump_label_lock() };
+        // jump_label_lock() (a no-op inline without CONFIG_JUMP_LABEL), then preempt_disable().
+        #[cfg(CONFIG_JUMP_LABEL)]
+        // SAFETY: process context; released below.
+        unsafe {
+            jump_label_lock()
+        };
+        // SAFETY: released below, in reverse order.
+        unsafe { preempt_disable() };
         let r = f();
-        // SAFETY: as above.
-        unsafe { rkp_jump_label_unlock() };
+        // SAFETY: taken above.
+        unsafe { preempt_enable() };
+        #[cfg(CONFIG_JUMP_LABEL)]
+        // SAFETY: taken above.
+        unsafe {
+            jump_label_unlock()
+        };
         r
     }
     fn kprobes_text(&self) -> (usize, usize) {
@@ -713,12 +756,35 @@ impl KernelText for Kernel {
         unsafe { rkp_try_module_get(m.0.as_ptr().cast()) }
     }
     fn module_put(&self, m: Module) {
+        // A `Module` only exists with CONFIG_MODULES (`module_text_address`), so without it
+        // this is never reached, as C's no-op inline.
+        #[cfg(CONFIG_MODULES)]
         // SAFETY: balances a successful `try_module_get`.
-        unsafe { rkp_module_put(m.0.as_ptr().cast()) };
+        unsafe {
+            bindings::module_put(m.0.as_ptr())
+        };
+        #[cfg(not(CONFIG_MODULES))]
+        let _ = m;
     }
+    #[cfg(CONFIG_MODULES)]
     fn within_module_init(&self, addr: usize, m: Module) -> bool {
-        // SAFETY: `m` is pinned (reference held, or the module notifier is running).
-        unsafe { rkp_within_module_init(addr, m.0.as_ptr().cast()) }
+        // within_module_init(): `addr - base < size` for each of the init memory types.
+        [
+            bindings::mod_mem_type_MOD_INIT_TEXT,
+            bindings::mod_mem_type_MOD_INIT_DATA,
+            bindings::mod_mem_type_MOD_INIT_RODATA,
+        ]
+        .into_iter()
+        .any(|t| {
+            // SAFETY: `m` is pinned (reference held, or the module notifier is running), and
+            // its memory descriptors only change while it loads or unloads.
+            let mem = unsafe { &(*m.0.as_ptr()).mem[t as usize] };
+            addr.wrapping_sub(mem.base as usize) < mem.size as usize
+        })
+    }
+    #[cfg(not(CONFIG_MODULES))]
+    fn within_module_init(&self, _addr: usize, _m: Module) -> bool {
+        false
     }
     fn within_module_core(&self, addr: usize, m: Module) -> bool {
         // SAFETY: as above.
@@ -729,8 +795,15 @@ impl KernelText for Kernel {
         unsafe { rkp_module_is_coming(m.0.as_ptr().cast()) }
     }
     fn ftrace_location(&self, addr: usize) -> usize {
+        // A function with CONFIG_DYNAMIC_FTRACE, an inline returning 0 without.
+        #[cfg(CONFIG_DYNAMIC_FTRACE)]
         // SAFETY: pure address query.
-        unsafe { rkp_ftrace_location(addr) }
+        return unsafe { bindings::ftrace_location(addr as _) } as usize;
+        #[cfg(not(CONFIG_DYNAMIC_FTRACE))]
+        {
+            let _ = addr;
+            0
+        }
     }
     #[cfg(CONFIG_KPROBES_ON_FTRACE)]
     fn ftrace_set_filter_ip(&self, ops: FtraceOps, addr: usize, remove: bool) -> Result {
@@ -780,7 +853,7 @@ impl BlacklistStore for Kernel {
         mut f: impl FnMut(usize, usize) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         // SAFETY: an RCU read-side section around the walk.
-        unsafe { rkp_rcu_read_lock() };
+        unsafe { rcu_read_lock() };
         let mut r = ControlFlow::Continue(());
         // `list_for_each_entry_rcu()` written out: registration walks thousands of entries.
         for ent in BlacklistWalk::new() {
@@ -792,7 +865,7 @@ impl BlacklistStore for Kernel {
             }
         }
         // SAFETY: ends the section opened above.
-        unsafe { rkp_rcu_read_unlock() };
+        unsafe { rcu_read_unlock() };
         r
     }
     fn blacklist_remove_if(&self, mut pred: impl FnMut(usize, usize) -> bool) {
@@ -985,8 +1058,14 @@ impl Arch for Kernel {
         from_c_ret(unsafe { bindings::arch_prepare_kprobe_ftrace(p.as_ptr()) })
     }
     fn flush_insn_slot(&self, p: Kp) {
+        // An empty macro on these arches; a cache flush elsewhere (loongarch).
+        #[cfg(not(any(CONFIG_X86, CONFIG_ARM64, CONFIG_RISCV, CONFIG_PPC, CONFIG_S390)))]
         // SAFETY: `p` live.
-        unsafe { rkp_flush_insn_slot(p.as_ptr()) };
+        unsafe {
+            rkp_flush_insn_slot(p.as_ptr())
+        };
+        #[cfg(any(CONFIG_X86, CONFIG_ARM64, CONFIG_RISCV, CONFIG_PPC, CONFIG_S390))]
+        let _ = p;
     }
     fn lookup_name(&self, name: &[u8], offset: usize) -> usize {
         let mut buf = MaybeUninit::uninit();
