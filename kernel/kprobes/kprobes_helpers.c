@@ -127,7 +127,8 @@ void __weak arch_kretprobe_fixup_return(struct pt_regs *regs,
 
 /*
  * The Rust core links and unlinks struct kprobe itself, as list.h's inlines
- * do; these are the poison values C leaves in unlinked nodes.
+ * do; these are the poison values C leaves in unlinked nodes, for arches
+ * whose POISON_POINTER_DELTA it does not know as a constant.
  */
 const unsigned long rkp_list_poison1 = (unsigned long)LIST_POISON1;
 const unsigned long rkp_list_poison2 = (unsigned long)LIST_POISON2;

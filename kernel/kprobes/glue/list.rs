@@ -15,12 +15,53 @@ use core::sync::atomic::{AtomicPtr, Ordering};
 
 use kernel::bindings::{hlist_head, hlist_node, list_head};
 
+/// `POISON_POINTER_DELTA` (`CONFIG_ILLEGAL_POINTER_VALUE`, a fixed per-arch Kconfig value that
+/// rustc sees only as a string): the values of the 64-bit arches that set one, matched here so
+/// that the poison is an immediate, as in C; for any other, C's own values are read.
+#[cfg(all(
+    target_pointer_width = "64",
+    CONFIG_ILLEGAL_POINTER_VALUE = "0xdead000000000000"
+))]
+const POISON_POINTER_DELTA: Option<usize> = Some(0xdead_0000_0000_0000);
+#[cfg(all(
+    target_pointer_width = "64",
+    CONFIG_ILLEGAL_POINTER_VALUE = "0x5deadbeef0000000"
+))]
+const POISON_POINTER_DELTA: Option<usize> = Some(0x5dea_dbee_f000_0000);
+#[cfg(not(all(
+    target_pointer_width = "64",
+    any(
+        CONFIG_ILLEGAL_POINTER_VALUE = "0xdead000000000000",
+        CONFIG_ILLEGAL_POINTER_VALUE = "0x5deadbeef0000000"
+    )
+)))]
+const POISON_POINTER_DELTA: Option<usize> = None;
+
 extern "C" {
-    /// `LIST_POISON1` and `LIST_POISON2` as C computes them (`POISON_POINTER_DELTA` is an
-    /// arch-dependent Kconfig value that bindgen cannot evaluate from the cast).
-    #[cfg(not(CONFIG_LIST_HARDENED))]
+    /// `LIST_POISON1` and `LIST_POISON2` as C computes them.
     static rkp_list_poison1: usize;
     static rkp_list_poison2: usize;
+}
+
+/// `LIST_POISON1` (`0x100 + POISON_POINTER_DELTA`).
+#[allow(dead_code)] // unused under CONFIG_LIST_HARDENED, where C's list_del() poisons
+#[inline(always)]
+fn poison1<T>() -> *mut T {
+    match POISON_POINTER_DELTA {
+        Some(d) => (0x100 + d) as *mut T,
+        // SAFETY: a constant C initialises at compile time and never writes.
+        None => unsafe { rkp_list_poison1 as *mut T },
+    }
+}
+
+/// `LIST_POISON2` (`0x122 + POISON_POINTER_DELTA`).
+#[inline(always)]
+fn poison2<T>() -> *mut T {
+    match POISON_POINTER_DELTA {
+        Some(d) => (0x122 + d) as *mut T,
+        // SAFETY: as above.
+        None => unsafe { rkp_list_poison2 as *mut T },
+    }
 }
 
 #[cfg(CONFIG_LIST_HARDENED)]
@@ -41,12 +82,6 @@ unsafe fn rcu_assign_pointer<T>(slot: *mut *mut T, v: *mut T) {
     // SAFETY: `slot` is valid and aligned (caller); readers only load it, atomically
     // (READ_ONCE), and writers are serialised, so an atomic store to it races with nothing.
     unsafe { AtomicPtr::from_ptr(slot) }.store(v, Ordering::Release);
-}
-
-#[inline(always)]
-fn poison2<T>() -> *mut T {
-    // SAFETY: a constant C initialises at compile time and never writes.
-    unsafe { rkp_list_poison2 as *mut T }
 }
 
 /// `hlist_add_head_rcu(n, h)`.
@@ -186,7 +221,7 @@ pub(super) unsafe fn list_del(entry: *mut list_head) {
     // SAFETY: as documented above; `entry` stays live, both links are poisoned.
     unsafe {
         list_unlink(entry);
-        (*entry).next = rkp_list_poison1 as *mut list_head;
+        (*entry).next = poison1();
         (*entry).prev = poison2();
     }
 }

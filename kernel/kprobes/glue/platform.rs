@@ -478,10 +478,9 @@ impl ProbeStore for Kernel {
     fn list_next_entry(&self, p: Kp) -> Kp {
         // SAFETY: `p` is live.
         let next = unsafe { (*p.list()).next };
-        // `p.list.next` of a linked entry is never NULL; fall back to `p` rather than panic.
         // SAFETY: `p` is linked to its aggregate (the core checked `list_is_singular`), so its
-        // successor is the `list` member of a live `struct kprobe`.
-        NonNull::new(next).map_or(p, |n| unsafe { Kp::from_raw(container_of_list(n)) })
+        // successor is non-NULL and the `list` member of a live `struct kprobe`.
+        unsafe { Kp::from_raw(container_of_list(NonNull::new_unchecked(next))) }
     }
     #[inline(always)]
     fn for_each_child(&self, ap: Kp, mut f: impl FnMut(Kp) -> ControlFlow<()>) -> ControlFlow<()> {
