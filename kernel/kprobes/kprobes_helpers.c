@@ -144,11 +144,6 @@ void rkp_list_del_rcu(struct list_head *entry)
 {
 	list_del_rcu(entry);
 }
-
-void rkp_list_del(struct list_head *entry)
-{
-	list_del(entry);
-}
 #endif
 
 /* ---- per-CPU state and arch macros ---- */

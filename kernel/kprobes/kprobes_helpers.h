@@ -15,7 +15,6 @@ extern const unsigned long rkp_list_poison1;
 extern const unsigned long rkp_list_poison2;
 void rkp_list_add_rcu(struct list_head *new, struct list_head *head);
 void rkp_list_del_rcu(struct list_head *entry);
-void rkp_list_del(struct list_head *entry);
 struct kprobe *rkp_kprobe_running(void);
 void rkp_set_current_kprobe(struct kprobe *p);
 void rkp_set_kprobe_status(unsigned long status);

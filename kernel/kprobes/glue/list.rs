@@ -44,7 +44,6 @@ extern "C" {
 }
 
 /// `LIST_POISON1` (`0x100 + POISON_POINTER_DELTA`).
-#[allow(dead_code)] // unused under CONFIG_LIST_HARDENED, where C's list_del() poisons
 #[inline(always)]
 fn poison1<T>() -> *mut T {
     match POISON_POINTER_DELTA {
@@ -68,7 +67,6 @@ fn poison2<T>() -> *mut T {
 extern "C" {
     fn rkp_list_add_rcu(new: *mut list_head, head: *mut list_head);
     fn rkp_list_del_rcu(entry: *mut list_head);
-    fn rkp_list_del(entry: *mut list_head);
 }
 
 /// `rcu_assign_pointer(*slot, v)`: `smp_store_release()`.
@@ -205,23 +203,17 @@ pub(super) unsafe fn list_del_rcu(entry: *mut list_head) {
     }
 }
 
-/// `list_del(entry)`: unlinks `entry` and poisons both its links.
+/// `list_del(entry)`: unlinks `entry` and poisons both its links (`list_del_rcu()`, then
+/// `next` too: with no reader left on `entry`, the order of the two poison stores is moot).
 ///
 /// # Safety
 ///
 /// As for [`list_unlink`]; no reader can still be on `entry` (a grace period has passed).
 #[inline(always)]
 pub(super) unsafe fn list_del(entry: *mut list_head) {
-    #[cfg(CONFIG_LIST_HARDENED)]
-    // SAFETY: as documented above; C checks the neighbours, then unlinks.
+    // SAFETY: as documented above; `entry` stays live.
     unsafe {
-        rkp_list_del(entry)
-    };
-    #[cfg(not(CONFIG_LIST_HARDENED))]
-    // SAFETY: as documented above; `entry` stays live, both links are poisoned.
-    unsafe {
-        list_unlink(entry);
+        list_del_rcu(entry);
         (*entry).next = poison1();
-        (*entry).prev = poison2();
     }
 }
