@@ -42,6 +42,7 @@
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/timex.h>
@@ -405,12 +406,15 @@ static int rkb_cmd_measure(char *args)
 
 /*
  * Registration waits for RCU grace periods, and those end on timer ticks.
- * Each timed registration call starts just after a tick, so every
- * repetition, and both cores, start at the same phase of the tick grid
- * rather than wherever the previous call's last wait happened to end.
+ * Each timed registration call starts with RCU idle (no grace period or
+ * callback left from earlier work for its wait to ride on) and just after a
+ * tick, so every repetition, and both cores, start from the same RCU state
+ * and at the same phase of the tick grid, rather than wherever the previous
+ * call's last wait and the background activity before it left them.
  */
 static void rkb_align_to_tick(void)
 {
+	rcu_barrier();
 	schedule_timeout_uninterruptible(1);
 }
 
