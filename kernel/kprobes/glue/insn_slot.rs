@@ -133,14 +133,15 @@ impl InsnCache for Cache {
     type Page = Page;
 
     fn slots_per_page(&self) -> usize {
-        // C's slots_per_page(); `insn_size` is set before the cache is first used (the `max`
-        // only keeps a zero from dividing).
-        self.page_size() / self.slot_bytes().max(1)
+        // C's slots_per_page().
+        self.page_size() / self.slot_bytes()
     }
     fn slot_bytes(&self) -> usize {
-        // SAFETY: the cache is live; `insn_size` is set before first use.
-        let n = unsafe { ptr::read_volatile(addr_of!((*self.ptr()).insn_size)) };
-        n * core::mem::size_of::<bindings::kprobe_opcode_t>()
+        // SAFETY: the cache is live; `insn_size` is a constant set before first use, as in C
+        // a plain read (so both of a call's reads are one load).
+        let n = unsafe { (*self.ptr()).insn_size };
+        // Never 0 for a real cache; the `max` only keeps a zero from dividing.
+        (n * core::mem::size_of::<bindings::kprobe_opcode_t>()).max(1)
     }
     fn page_size(&self) -> usize {
         bindings::PAGE_SIZE as usize
