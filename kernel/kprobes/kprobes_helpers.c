@@ -219,11 +219,6 @@ bool rkp_try_module_get(struct module *mod)
 	return try_module_get(mod);
 }
 
-bool rkp_within_module_core(unsigned long addr, struct module *mod)
-{
-	return within_module_core(addr, mod);
-}
-
 bool rkp_module_is_coming(struct module *mod)
 {
 	return module_is_coming(mod);

@@ -27,7 +27,6 @@ extern struct list_head rkp_kprobe_blacklist;
 void rkp_preempt_disable(void);
 void rkp_preempt_enable(void);
 bool rkp_try_module_get(struct module *mod);
-bool rkp_within_module_core(unsigned long addr, struct module *mod);
 bool rkp_module_is_coming(struct module *mod);
 struct kprobe *rkp_alloc_aggr_kprobe(kprobe_opcode_t *addr);
 int rkp_blacklist_add_tail(unsigned long start, unsigned long end);

@@ -18,7 +18,6 @@ extern "C" {
     pub(super) fn rkp_kretprobe_blackpoint(i: i32) -> *mut kretprobe_blackpoint;
 
     pub(super) fn rkp_try_module_get(m: *mut c_void) -> bool;
-    pub(super) fn rkp_within_module_core(addr: usize, m: *mut c_void) -> bool;
     pub(super) fn rkp_module_is_coming(m: *mut c_void) -> bool;
     pub(super) fn rkp_alloc_aggr_kprobe(addr: *mut kprobe_opcode_t) -> *mut kprobe;
     pub(super) fn rkp_blacklist_add_tail(start: usize, end: usize) -> i32;

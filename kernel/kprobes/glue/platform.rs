@@ -591,6 +591,18 @@ impl Module {
         // INVARIANT: guaranteed by the caller.
         Module(m)
     }
+
+    /// `within_module_mem_type()` (`addr - base < size`) for any of `types`: C's
+    /// `within_module_init()` and `within_module_core()` loop over a class of them.
+    #[cfg(CONFIG_MODULES)]
+    fn within_mem(self, addr: usize, types: &[bindings::mod_mem_type]) -> bool {
+        types.iter().any(|&t| {
+            // SAFETY: the module is pinned (type invariant), and its memory descriptors only
+            // change while it loads or unloads.
+            let mem = unsafe { &(*self.0.as_ptr()).mem[t as usize] };
+            addr.wrapping_sub(mem.base as usize) < mem.size as usize
+        })
+    }
 }
 
 impl KernelText for Kernel {
@@ -767,30 +779,41 @@ impl KernelText for Kernel {
     }
     #[cfg(CONFIG_MODULES)]
     fn within_module_init(&self, addr: usize, m: Module) -> bool {
-        // within_module_init(): `addr - base < size` for each of the init memory types.
-        [
-            bindings::mod_mem_type_MOD_INIT_TEXT,
-            bindings::mod_mem_type_MOD_INIT_DATA,
-            bindings::mod_mem_type_MOD_INIT_RODATA,
-        ]
-        .into_iter()
-        .any(|t| {
-            // SAFETY: `m` is pinned (reference held, or the module notifier is running), and
-            // its memory descriptors only change while it loads or unloads.
-            let mem = unsafe { &(*m.0.as_ptr()).mem[t as usize] };
-            addr.wrapping_sub(mem.base as usize) < mem.size as usize
-        })
+        // mod_mem_type_is_init().
+        m.within_mem(
+            addr,
+            &[
+                bindings::mod_mem_type_MOD_INIT_TEXT,
+                bindings::mod_mem_type_MOD_INIT_DATA,
+                bindings::mod_mem_type_MOD_INIT_RODATA,
+            ],
+        )
     }
+    #[cfg(CONFIG_MODULES)]
+    fn within_module_core(&self, addr: usize, m: Module) -> bool {
+        // mod_mem_type_is_core(): every type that is not init.
+        m.within_mem(
+            addr,
+            &[
+                bindings::mod_mem_type_MOD_TEXT,
+                bindings::mod_mem_type_MOD_DATA,
+                bindings::mod_mem_type_MOD_RODATA,
+                bindings::mod_mem_type_MOD_RO_AFTER_INIT,
+            ],
+        )
+    }
+    // Without CONFIG_MODULES no `Module` exists (`module_text_address` gives none); C's inlines
+    // answer false.
     #[cfg(not(CONFIG_MODULES))]
     fn within_module_init(&self, _addr: usize, _m: Module) -> bool {
         false
     }
-    fn within_module_core(&self, addr: usize, m: Module) -> bool {
-        // SAFETY: as above.
-        unsafe { rkp_within_module_core(addr, m.0.as_ptr().cast()) }
+    #[cfg(not(CONFIG_MODULES))]
+    fn within_module_core(&self, _addr: usize, _m: Module) -> bool {
+        false
     }
     fn module_is_coming(&self, m: Module) -> bool {
-        // SAFETY: as above.
+        // SAFETY: `m` is pinned (type invariant); C only reads its state.
         unsafe { rkp_module_is_coming(m.0.as_ptr().cast()) }
     }
     fn ftrace_location(&self, addr: usize) -> usize {
