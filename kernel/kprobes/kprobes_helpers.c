@@ -352,7 +352,8 @@ void rkp_blacklist_remove(struct kprobe_blacklist_entry *ent)
 	kfree_rcu(ent, rcu);
 }
 
-/* Only called where rcu_read_lock() is more than barrier() (see glue/helpers.rs). */
+#if defined(CONFIG_PREEMPT_RCU) || defined(CONFIG_PREEMPT_COUNT) || defined(CONFIG_LOCKDEP)
+/* Elsewhere rcu_read_lock() is barrier(), which the Rust core emits itself. */
 void rkp_rcu_read_lock(void)
 {
 	rcu_read_lock();
@@ -362,6 +363,7 @@ void rkp_rcu_read_unlock(void)
 {
 	rcu_read_unlock();
 }
+#endif
 
 void rkp_synchronize_rcu_tasks(void)
 {

@@ -8,8 +8,9 @@
 //! enumeration are lockless RCU readers (`kernel_text_address()` calls the former from
 //! unwinders). Page descriptors (`struct kprobe_insn_page` of `kernel/kprobes.c`) are defined
 //! and walked here, so slot scans, counters and the page list are plain loads and stores, as in
-//! C; the C helpers do the locking, allocation, RCU list updates and perf events, given the
-//! descriptor's list node and text page.
+//! C, and the cache mutex is taken here with `mutex_lock()`; the C helpers do the allocation,
+//! the page list's RCU updates and the perf ksymbol events, given the descriptor's list node and
+//! text page.
 
 use core::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use core::ops::ControlFlow;
