@@ -13,8 +13,11 @@
 //! Semantics kept from C: the newest page is searched first; a dirty slot is only reused after a
 //! full `synchronize_rcu()`; garbage is collected when a cache holds more dirty slots than one
 //! page has slots, or when no clean slot is left; an emptied page is freed unless it is the last
-//! one; freeing looks the page up by signed slot-index arithmetic, as C does.
+//! one; freeing looks the page up by slot-index arithmetic that is unsigned, as C's is (its
+//! `long` difference is divided by a `size_t`). One difference: a double free is reported and
+//! ignored, where C WARNs and then counts the slot out a second time (a page's `nused` below 0).
 
+use core::num::NonZeroUsize;
 use core::ops::ControlFlow;
 
 /// State of one slot (`enum kprobe_slot_state`).
@@ -39,7 +42,7 @@ pub trait InsnCache {
     /// `slots_per_page(c)`: `PAGE_SIZE / (insn_size * sizeof(kprobe_opcode_t))`.
     fn slots_per_page(&self) -> usize;
     /// `insn_size * sizeof(kprobe_opcode_t)`: bytes per slot.
-    fn slot_bytes(&self) -> usize;
+    fn slot_bytes(&self) -> NonZeroUsize;
     /// `PAGE_SIZE`.
     fn page_size(&self) -> usize;
     /// Runs `f` under `c->mutex`.
@@ -114,7 +117,7 @@ fn find_clean_slot<C: InsnCache>(c: &C) -> Option<usize> {
                     c.set_nused(pg, c.nused(pg) + 1);
                     found = Some(
                         c.page_insns(pg)
-                            .wrapping_add(i.wrapping_mul(c.slot_bytes())),
+                            .wrapping_add(i.wrapping_mul(c.slot_bytes().get())),
                     );
                     return ControlFlow::Break(());
                 }
@@ -128,10 +131,13 @@ fn find_clean_slot<C: InsnCache>(c: &C) -> Option<usize> {
 }
 
 /// `collect_one_slot()`: returns true when the page became empty (and was freed unless last).
+///
+/// `idx` is a used or dirty slot, so `nused` counts it and is at least 1.
 fn collect_one_slot<C: InsnCache>(c: &C, pg: C::Page, idx: usize) -> bool {
     c.set_slot(pg, idx, SlotState::Clean);
-    c.set_nused(pg, c.nused(pg).saturating_sub(1));
-    if c.nused(pg) == 0 {
+    let nused = c.nused(pg).wrapping_sub(1);
+    c.set_nused(pg, nused);
+    if nused == 0 {
         // Keep the last page so the next probe need not set one up again.
         if !c.is_only_page(pg) {
             c.remove_page(pg);
@@ -164,17 +170,19 @@ pub fn collect_garbage_slots<C: InsnCache>(c: &C) {
 
 /// `__free_insn_slot()`: release `slot`, at once or (`dirty`) after the next collection.
 ///
-/// Returns false for a slot no page holds (C WARNs) or a double free (C WARNs and carries on).
+/// Returns false, changing nothing, for a slot no page holds or one that is not in use (a
+/// double free); C WARNs on both (the caller does that).
 pub fn free_insn_slot<C: InsnCache>(c: &C, slot: usize, dirty: bool) -> bool {
     c.with_mutex(|| {
         let n = c.slots_per_page();
-        let bytes = c.slot_bytes() as isize;
+        let bytes = c.slot_bytes();
         let mut hit = None;
         let _ = c.for_each_page(|pg| {
-            // C: ((long)slot - (long)kip->insns) / slot_bytes, truncating toward zero.
-            let idx = (slot as isize).wrapping_sub(c.page_insns(pg) as isize) / bytes.max(1);
-            if idx >= 0 && (idx as usize) < n {
-                hit = Some((pg, idx as usize));
+            // C: ((long)slot - (long)kip->insns) / slot_bytes, an unsigned division (the divisor
+            // is a size_t), so a slot below the page gives a huge index: no page of its own.
+            let idx = slot.wrapping_sub(c.page_insns(pg)) / bytes;
+            if idx < n {
+                hit = Some((pg, idx));
                 return ControlFlow::Break(());
             }
             ControlFlow::Continue(())
@@ -182,7 +190,9 @@ pub fn free_insn_slot<C: InsnCache>(c: &C, slot: usize, dirty: bool) -> bool {
         let Some((pg, idx)) = hit else {
             return false;
         };
-        let ok = c.slot(pg, idx) == SlotState::Used;
+        if c.slot(pg, idx) != SlotState::Used {
+            return false;
+        }
         if dirty {
             c.set_slot(pg, idx, SlotState::Dirty);
             c.set_ngarbage(pg, c.ngarbage(pg) + 1);
@@ -193,7 +203,7 @@ pub fn free_insn_slot<C: InsnCache>(c: &C, slot: usize, dirty: bool) -> bool {
         } else {
             collect_one_slot(c, pg, idx);
         }
-        ok
+        true
     })
 }
 

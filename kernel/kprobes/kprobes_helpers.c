@@ -543,10 +543,10 @@ void rkp_insn_page_remove(struct kprobe_insn_cache *c, struct list_head *list, v
 	list_del_rcu(list);
 }
 
-void rkp_insn_page_free(struct kprobe_insn_cache *c, void *kip, void *insns)
+/* __free_insn_slot() of a slot no page holds, or of one not in use. */
+void rkp_warn_insn_slot_free(void)
 {
-	c->free(insns);
-	kfree(kip);
+	WARN_ON(1);
 }
 
 #endif /* __ARCH_WANT_KPROBES_INSN_SLOT */

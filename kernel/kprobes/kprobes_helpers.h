@@ -75,7 +75,7 @@ void rkp_free_insn_page(void *page);
 void *rkp_insn_page_alloc(struct kprobe_insn_cache *c, size_t size, void **insns);
 void rkp_insn_page_add(struct kprobe_insn_cache *c, struct list_head *list, void *insns);
 void rkp_insn_page_remove(struct kprobe_insn_cache *c, struct list_head *list, void *insns);
-void rkp_insn_page_free(struct kprobe_insn_cache *c, void *kip, void *insns);
+void rkp_warn_insn_slot_free(void);
 #endif
 
 #ifdef CONFIG_OPTPROBES

@@ -13,10 +13,12 @@
 //! text page.
 
 use core::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use core::num::NonZeroUsize;
 use core::ops::ControlFlow;
 use core::ptr::{self, addr_of, NonNull};
 
 use kernel::bindings;
+use kernel::types::Opaque;
 
 use crate::insn_slot::{self, InsnCache, SlotState};
 use crate::text::KSYM_NAME_LEN;
@@ -39,34 +41,38 @@ extern "C" {
     fn rkp_insn_page_alloc(c: *mut c_void, size: usize, insns: *mut *mut c_void) -> *mut c_void;
     fn rkp_insn_page_add(c: *mut c_void, list: *mut bindings::list_head, insns: *mut c_void);
     fn rkp_insn_page_remove(c: *mut c_void, list: *mut bindings::list_head, insns: *mut c_void);
-    fn rkp_insn_page_free(c: *mut c_void, kip: *mut c_void, insns: *mut c_void);
+    fn rkp_warn_insn_slot_free();
 }
 
-/// A `struct kprobe_insn_cache`.
+/// A `struct kprobe_insn_cache`, used by reference: `&Cache` is the cache's own address, so
+/// the logic's `&C` needs no copy of a handle on the stack (that would keep `mutex_unlock()`
+/// from being a tail call).
 ///
 /// # Invariants
 ///
-/// Points to one of the two static caches (or another cache that lives as long).
-#[derive(Clone, Copy)]
-pub struct Cache(NonNull<bindings::kprobe_insn_cache>);
+/// Only ever referred to through [`Cache::from_raw`], on one of the two static caches (or
+/// another cache that is never freed).
+#[repr(transparent)]
+pub struct Cache(Opaque<bindings::kprobe_insn_cache>);
 
 impl Cache {
-    /// Wraps a cache pointer from the arch's inline wrappers.
+    /// The cache behind a pointer from the arch's inline wrappers.
     ///
     /// # Safety
     ///
     /// `c` points to a `struct kprobe_insn_cache` that is never freed.
-    pub unsafe fn from_raw(c: NonNull<bindings::kprobe_insn_cache>) -> Self {
-        // INVARIANT: guaranteed by the caller.
-        Cache(c)
+    pub unsafe fn from_raw(c: NonNull<bindings::kprobe_insn_cache>) -> &'static Self {
+        // SAFETY: `Cache` is a transparent `Opaque` of the struct, which C may change at any
+        // time (as `Opaque` allows); it lives forever (caller). INVARIANT: as the caller says.
+        unsafe { c.cast::<Cache>().as_ref() }
     }
 
-    fn ptr(self) -> *mut bindings::kprobe_insn_cache {
-        self.0.as_ptr()
+    fn ptr(&self) -> *mut bindings::kprobe_insn_cache {
+        self.0.get()
     }
 
-    fn raw(self) -> *mut c_void {
-        self.0.as_ptr().cast()
+    fn raw(&self) -> *mut c_void {
+        self.ptr().cast()
     }
 }
 
@@ -137,12 +143,13 @@ impl InsnCache for Cache {
         // C's slots_per_page().
         self.page_size() / self.slot_bytes()
     }
-    fn slot_bytes(&self) -> usize {
+    fn slot_bytes(&self) -> NonZeroUsize {
         // SAFETY: the cache is live; `insn_size` is a constant set before first use, as in C
         // a plain read (so both of a call's reads are one load).
         let n = unsafe { (*self.ptr()).insn_size };
-        // Never 0 for a real cache; the `max` only keeps a zero from dividing.
-        (n * core::mem::size_of::<bindings::kprobe_opcode_t>()).max(1)
+        // Never 0 for a real cache; 1 only keeps a zero from dividing.
+        NonZeroUsize::new(n * core::mem::size_of::<bindings::kprobe_opcode_t>())
+            .unwrap_or(NonZeroUsize::MIN)
     }
     fn page_size(&self) -> usize {
         bindings::PAGE_SIZE as usize
@@ -264,13 +271,19 @@ impl InsnCache for Cache {
         unsafe { rkp_insn_page_remove(self.raw(), pg.list(), pg.insns()) };
     }
     fn free_page(&self, pg: Self::Page) {
-        // SAFETY: unlinked and a grace period has passed (the logic's order); C frees the text
-        // page through the cache and then the descriptor.
-        unsafe { rkp_insn_page_free(self.raw(), pg.ptr().cast(), pg.insns()) };
+        // SAFETY: unlinked and a grace period has passed (the logic's order): the text page
+        // goes back through the cache's own `free` (set before first use, as `alloc`), then the
+        // descriptor, kmalloc'ed by `rkp_insn_page_alloc()`.
+        unsafe {
+            if let Some(free) = (*self.ptr()).free {
+                free(pg.insns());
+            }
+            bindings::kfree(pg.ptr().cast());
+        }
     }
 }
 
-fn cache(c: *mut bindings::kprobe_insn_cache) -> Option<Cache> {
+fn cache(c: *mut bindings::kprobe_insn_cache) -> Option<&'static Cache> {
     // SAFETY: the header's wrappers only pass the two static caches.
     NonNull::new(c).map(|c| unsafe { Cache::from_raw(c) })
 }
@@ -281,7 +294,7 @@ pub extern "C" fn __get_insn_slot(
     c: *mut bindings::kprobe_insn_cache,
 ) -> *mut bindings::kprobe_opcode_t {
     cache(c)
-        .and_then(|c| insn_slot::get_insn_slot(&c))
+        .and_then(insn_slot::get_insn_slot)
         .map_or(ptr::null_mut(), |s| s as *mut _)
 }
 
@@ -293,8 +306,10 @@ pub extern "C" fn __free_insn_slot(
     dirty: c_int,
 ) {
     if let Some(c) = cache(c) {
-        // C WARNs on a slot no page holds or a double free.
-        let _ = insn_slot::free_insn_slot(&c, slot as usize, dirty != 0);
+        if !insn_slot::free_insn_slot(c, slot as usize, dirty != 0) {
+            // SAFETY: WARN_ON(1) only, as C on a slot no page holds or a double free.
+            unsafe { rkp_warn_insn_slot_free() };
+        }
     }
 }
 
@@ -303,7 +318,7 @@ pub extern "C" fn __free_insn_slot(
 pub extern "C" fn __is_insn_slot_addr(c: *mut bindings::kprobe_insn_cache, addr: usize) -> bool {
     // SAFETY: an RCU read-side section around the lockless walk.
     unsafe { super::helpers::rcu_read_lock() };
-    let r = cache(c).is_some_and(|c| insn_slot::is_insn_slot_addr(&c, addr));
+    let r = cache(c).is_some_and(|c| insn_slot::is_insn_slot_addr(c, addr));
     // SAFETY: ends the section.
     unsafe { super::helpers::rcu_read_unlock() };
     r
@@ -314,7 +329,13 @@ pub extern "C" fn __is_insn_slot_addr(c: *mut bindings::kprobe_insn_cache, addr:
 /// # Safety
 ///
 /// `value` and `ty` are writable; `sym` has room for `KSYM_NAME_LEN` bytes.
-unsafe fn put_kallsym(c: Cache, page: usize, value: *mut usize, ty: *mut c_char, sym: *mut c_char) {
+unsafe fn put_kallsym(
+    c: &Cache,
+    page: usize,
+    value: *mut usize,
+    ty: *mut c_char,
+    sym: *mut c_char,
+) {
     // SAFETY: `c->sym` is a static NUL-terminated string.
     let name = unsafe { CStr::from_ptr(ptr::read_volatile(addr_of!((*c.ptr()).sym)).cast()) };
     let bytes = name.to_bytes();
@@ -347,7 +368,7 @@ pub unsafe extern "C" fn kprobe_cache_get_kallsym(
     // SAFETY: RCU reader; `symnum` writable (caller contract).
     unsafe { super::helpers::rcu_read_lock() };
     // SAFETY: as above.
-    let page = insn_slot::cache_get_kallsym(&c, unsafe { &mut *symnum });
+    let page = insn_slot::cache_get_kallsym(c, unsafe { &mut *symnum });
     // SAFETY: ends the section.
     unsafe { super::helpers::rcu_read_unlock() };
     match page {

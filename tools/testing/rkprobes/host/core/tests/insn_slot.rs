@@ -4,6 +4,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
+use std::num::NonZeroUsize;
 use std::ops::ControlFlow;
 
 use proptest::prelude::*;
@@ -63,8 +64,8 @@ impl InsnCache for SimCache {
     fn slots_per_page(&self) -> usize {
         PAGE / self.slot_bytes
     }
-    fn slot_bytes(&self) -> usize {
-        self.slot_bytes
+    fn slot_bytes(&self) -> NonZeroUsize {
+        NonZeroUsize::new(self.slot_bytes).expect("a cache has non-empty slots")
     }
     fn page_size(&self) -> usize {
         PAGE
@@ -184,6 +185,32 @@ fn slots_fill_pages_and_pages_are_reclaimed() {
         get_insn_slot(&c).is_some(),
         "the kept page serves without allocating"
     );
+}
+
+#[test]
+fn bad_frees_change_nothing() {
+    let c = SimCache::new(16);
+    let a = get_insn_slot(&c).unwrap();
+    let b = get_insn_slot(&c).unwrap();
+    let nused = |c: &SimCache| c.pages.borrow()[0].nused;
+    // Just below the page: C divides the negative difference as unsigned, a huge index, so no
+    // page holds it (a signed division would give slot 0 and free `a`).
+    assert!(!free_insn_slot(&c, a - 8, false));
+    assert!(!free_insn_slot(&c, a - 1, true));
+    assert_eq!(nused(&c), 2);
+    assert!(free_insn_slot(&c, b, true));
+    assert_eq!(
+        (nused(&c), c.nr_garbage()),
+        (2, 1),
+        "a dirty slot still counts as used"
+    );
+    // Double frees, clean or dirty, of a dirty slot and of a clean one.
+    for (s, dirty) in [(b, false), (b, true), (a + 32, false), (a + 32, true)] {
+        assert!(!free_insn_slot(&c, s, dirty));
+    }
+    assert_eq!((nused(&c), c.nr_garbage()), (2, 1));
+    assert!(free_insn_slot(&c, a, false));
+    assert_eq!(nused(&c), 1);
 }
 
 #[test]
