@@ -182,10 +182,12 @@ fn force_unoptimize_kprobe<A: Arch>(a: &A, op: A::Probe) {
 
 /// `unoptimize_kprobe()`: dequeue, queue for unoptimizing, or (with `force`) unoptimize now.
 pub fn unoptimize_kprobe<A: Arch>(a: &A, p: A::Probe, force: bool) {
-    if !A::OPTPROBES || !a.is_aggr(p) || kprobe_disarmed(a, p) {
+    if !A::OPTPROBES || !a.is_aggr(p) {
         return;
     }
-    if !flags_optimized(a.flags(p)) {
+    // One read of the flags for kprobe_disarmed() (of an aggregate) and the OPTIMIZED test.
+    let f = a.flags(p);
+    if (flags_disabled(f) && a.op_list_empty(p)) || !flags_optimized(f) {
         return;
     }
     if !a.op_list_empty(p) {
