@@ -316,7 +316,7 @@ def build_table(columns, boots, reps, calls, rust_absent, failed=None):
             path = f"C: {c.path(key)}; Rust: {rust.path(key)}"
         row(f"{label} (measured: {path})", "hit", key)
     for case, index, label in REG_CASES:
-        row(label + " (guest ns, incl. RCU grace-period waits)", "reg", (case, index))
+        row(label + " (guest ns, expedited RCU grace periods)", "reg", (case, index))
     for key, label in MEM_CASES:
         if key == "optprobe" and ref:
             label += " (optimized: " + "/".join(sorted({str(b.count.get(key, "?")) for b in ref.boots})) + ")"
@@ -325,7 +325,8 @@ def build_table(columns, boots, reps, calls, rust_absent, failed=None):
         row(label, "mem", key)
 
     notes = [f"Per-hit rows: guest instructions per call above a bare call, interrupts off, {calls} calls; "
-             "registration rows: guest ns (= instructions, plus idle time the guest skips over) per probe; "
+             "registration rows: guest ns per probe (= instructions, plus any idle time the guest skips "
+             "over), RCU grace periods expedited (/sys/kernel/rcu_expedited); "
              "memory rows: bytes per probe of Slab + VmallocUsed + Percpu (/proc/meminfo after "
              "vm.stat_refresh) before and after registering."]
     notes.append(f"Each cell: median of {boots} boot(s) x {reps} repetition(s) (memory: 1 per boot), "

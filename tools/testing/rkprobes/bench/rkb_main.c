@@ -38,6 +38,7 @@
 #include <linux/debugfs.h>
 #include <linux/init.h>
 #include <linux/irqflags.h>
+#include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
@@ -405,17 +406,23 @@ static int rkb_cmd_measure(char *args)
 }
 
 /*
- * Registration waits for RCU grace periods, and those end on timer ticks.
- * Each timed registration call starts with RCU idle (no grace period or
- * callback left from earlier work for its wait to ride on) and just after a
- * tick, so every repetition, and both cores, start from the same RCU state
- * and at the same phase of the tick grid, rather than wherever the previous
- * call's last wait and the background activity before it left them.
+ * Registration waits for RCU grace periods; bench-init.sh expedites them for
+ * the registration rows (see there), so a call's time is its work. Each
+ * timed call starts with the optimizer done with the previous call's probes
+ * (it runs OPTIMIZE_DELAY, 5 jiffies, after a kick), RCU idle (no callback
+ * left from earlier work), and just after a tick, so that no tick lands in a
+ * call shorter than a tick, and ticks land at the same points of longer ones.
  */
-static void rkb_align_to_tick(void)
+static cycles_t rkb_start_at_tick(void)
 {
+	unsigned long j;
+
+	schedule_timeout_uninterruptible(10);
 	rcu_barrier();
-	schedule_timeout_uninterruptible(1);
+	j = READ_ONCE(jiffies);
+	while (READ_ONCE(jiffies) == j)
+		cpu_relax();
+	return get_cycles();
 }
 
 /* "reg1": register_kprobe + unregister_kprobe of one kprobe. */
@@ -428,8 +435,7 @@ static int rkb_cmd_reg1(char *args)
 		return -EBUSY;
 	for (i = 0; i < reps; i++) {
 		rkb_init_fill_kprobes(1, true);
-		rkb_align_to_tick();
-		start = get_cycles();
+		start = rkb_start_at_tick();
 		ret = register_kprobe(&rkb_fill_kps[0]);
 		if (!ret)
 			unregister_kprobe(&rkb_fill_kps[0]);
@@ -457,16 +463,14 @@ static int rkb_cmd_regn(char *args)
 		return -EINVAL;
 	for (i = 0; i < reps; i++) {
 		rkb_init_fill_kprobes(n, true);
-		rkb_align_to_tick();
-		start = get_cycles();
+		start = rkb_start_at_tick();
 		ret = register_kprobes(rkb_fill_kp_ptrs, n);
 		rkb_times[i] = get_cycles() - start;
 		if (ret) {
 			pr_err("register_kprobes(%u): %d\n", n, ret);
 			return ret;
 		}
-		rkb_align_to_tick();
-		start = get_cycles();
+		start = rkb_start_at_tick();
 		unregister_kprobes(rkb_fill_kp_ptrs, n);
 		rkb_times2[i] = get_cycles() - start;
 	}
