@@ -11,8 +11,11 @@ two reads of `kprobes/enabled` that bracket the command. The core is `kernel/kpr
 (arch code, kallsyms, the allocator) is not counted. With `--scope kernel` every function of
 the kernel and the module is counted instead: QEMU's logging is then switched on through its
 monitor only around the command (the guest waits on its console until the host has done so),
-so the trace holds the block listings of the whole boot but the executions of the command only. A tool for finding a gap the benchmark shows,
-not a benchmark itself: its output is the first place to look, not a goal.
+so the trace holds the block listings of the whole boot but the executions of the command only.
+With `--bench-sequence` the guest runs the benchmark's own /init, which hands the command over
+to the same protocol where it reaches it (kernel parameter `rkb_profile`). A tool for finding
+a gap the benchmark shows, not a benchmark itself: its output is the first place to look, not a
+goal.
 """
 
 import bisect
@@ -43,6 +46,7 @@ cat /sys/kernel/debug/kprobes/enabled >/dev/null
 echo "{command}" > /sys/kernel/debug/rkprobes_bench/ctl || echo "RKP error {command}"
 cat /sys/kernel/debug/kprobes/enabled >/dev/null
 echo RKP-PROFILE-STOP
+dmesg | grep "RKB reg"
 echo RKP-PROFILE-DONE
 reboot -f
 """
@@ -57,6 +61,10 @@ def add_args(p):
     p.add_argument("--warmup", action="store_true",
                    help="run the command once before the measured run (first-use costs such as "
                         "instruction-page allocation stay out; for commands that can run twice)")
+    p.add_argument("--bench-sequence", action="store_true",
+                   help="boot the benchmark's own /init (bench-init.sh, with its module parameters) "
+                        "and trace the command where it runs there, after every case before it, so "
+                        "the kernel is in the state `rkprobes bench` measured it in")
     p.add_argument("--scope", default="core", choices=("core", "kernel"),
                    help="count the core's own functions (default) or every function of the kernel and module")
     p.add_argument("--timeout", type=int, default=1800, help="seconds the QEMU boot may take (default 1800)")
@@ -211,11 +219,18 @@ def profile(args, impl):
     bdir = kbuild.build(args.arch, impl, "bench")
     ko = cmd_bench.build_module(args.arch, bdir)
     funcs = core_functions(bdir, impl) if args.scope == "core" else kernel_functions(bdir)
-    init = bdir / "profile-init.sh"
-    wait = "echo RKP-PROFILE-START; read -r go" if args.scope == "kernel" else ""
-    warmup = (f'echo "{args.command}" > /sys/kernel/debug/rkprobes_bench/ctl || echo "RKP error warm-up"'
-              if args.warmup else "")
-    init.write_text(INIT.format(command=args.command, wait_for_host=wait, warmup=warmup))
+    append = cmd_bench.APPEND
+    if args.bench_sequence:
+        init = cmd_bench.INIT
+        append += f" rkb_profile={args.command.replace(' ', '_')}"
+        if args.scope == "kernel":
+            append += " rkb_profile_wait=1"
+    else:
+        init = bdir / "profile-init.sh"
+        wait = "echo RKP-PROFILE-START; read -r go" if args.scope == "kernel" else ""
+        warmup = (f'echo "{args.command}" > /sys/kernel/debug/rkprobes_bench/ctl || echo "RKP error warm-up"'
+                  if args.warmup else "")
+        init.write_text(INIT.format(command=args.command, wait_for_host=wait, warmup=warmup))
     initrd = initramfs.pack(bdir, "profile-initramfs", init, [ko])
     trace = bdir / "profile-trace.log"
     trace.unlink(missing_ok=True)
@@ -238,7 +253,7 @@ def profile(args, impl):
             elif "RKP-PROFILE-STOP" in ln:
                 _monitor(sock, "log none")
         on_line = switch_logging
-    text = qemu.boot(args.arch, bdir, cmd_bench.APPEND, bdir / "profile-console.log",
+    text = qemu.boot(args.arch, bdir, append, bdir / "profile-console.log",
                      lambda t: "RKP-PROFILE-DONE" in t, args.timeout, initrd=initrd, extra=extra,
                      label=f"profile {args.arch}/{impl}", on_line=on_line)
     errors = [ln for ln in text.splitlines() if "RKP error" in ln]
@@ -256,6 +271,12 @@ def cmd_profile(args):
         common.require_impl_available(impl)
     if args.top < 1:
         raise Failure("--top must be at least 1")
+    if args.bench_sequence:
+        if args.warmup:
+            raise Failure("--warmup and --bench-sequence do not go together: the sequence is the warm-up")
+        if f"\nctl {args.command}\n" not in cmd_bench.INIT.read_text():
+            raise Failure(f"--bench-sequence: {cmd_bench.INIT.name} never runs 'ctl {args.command}' on a line "
+                          f"of its own; see {cmd_bench.INIT}")
     results = {}
     for impl in [i for i in ("c", "rust") if i in impls]:
         banner(f"profile: {args.arch}, {impl} implementation, '{args.command}'")

@@ -9,7 +9,9 @@
 # as "RKB error <command>" and the run goes on.
 #
 # Kernel command line parameters the host may pass (unknown ones reach
-# /init as environment variables): rkb_calls, rkb_reps.
+# /init as environment variables): rkb_calls, rkb_reps; and from
+# `rkprobes profile --bench-sequence`, rkb_profile (the command to trace,
+# '_' for ' ') and rkb_profile_wait (wait for the host before it).
 
 /bin/busybox --install -s /bin
 export PATH=/bin
@@ -21,7 +23,24 @@ CTL=/sys/kernel/debug/rkprobes_bench/ctl
 OPT=/proc/sys/debug/kprobes-optimization
 
 ctl() {	# ctl COMMAND...: one command of the benchmark module
+	if [ -n "$rkb_profile" ] && [ "$*" = "$(echo "$rkb_profile" | tr _ ' ')" ]; then
+		profile_ctl "$@"
+	fi
 	echo "$*" > $CTL || echo "RKB error $*"
+}
+
+profile_ctl() {	# the command `rkprobes profile` traces, between two markers; the end
+	if [ -n "$rkb_profile_wait" ]; then
+		echo RKP-PROFILE-START
+		read -r go
+	fi
+	cat $KP/enabled >/dev/null
+	echo "$*" > $CTL || echo "RKP error $*"
+	cat $KP/enabled >/dev/null
+	echo RKP-PROFILE-STOP
+	dmesg | grep 'RKB reg'
+	echo RKP-PROFILE-DONE
+	reboot -f
 }
 
 settle() {	# let the optimizer run (it starts 5 jiffies after a change)
