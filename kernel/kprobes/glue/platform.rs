@@ -658,14 +658,8 @@ impl KernelText for Kernel {
             return f(None);
         }
         // SAFETY: on success C has written a name and its NUL within the buffer (it NULs the
-        // last byte first), so the bytes read here, up to the first NUL, are initialised.
-        let name = unsafe {
-            let len = (0..KSYM_NAME_LEN)
-                .position(|i| p.add(i).read() == 0)
-                .unwrap_or(KSYM_NAME_LEN);
-            slice::from_raw_parts(p, len)
-        };
-        f(Some(name))
+        // last byte first), so the bytes `strlen()` reads, up to that NUL, are initialised.
+        f(Some(unsafe { CStr::from_ptr(p.cast()) }.to_bytes()))
     }
     fn core_kernel_text(&self, addr: usize) -> bool {
         // SAFETY: pure address query.
