@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -226,7 +227,8 @@ def build_lock():
     """Serialise tree preparation and kernel builds: one at a time on this machine.
 
     Re-entrant within one process, so a command can hold it across several builds (a kernel
-    and the module built against it) without another build slipping in between.
+    and the module built against it) without another build slipping in between. The lock file is
+    one per machine and user, not per cache: builds in two caches would share the two cores too.
     """
     global _lock_depth
     if _lock_depth:
@@ -237,7 +239,7 @@ def build_lock():
             _lock_depth -= 1
         return
     CACHE.mkdir(parents=True, exist_ok=True)
-    with open(CACHE / "build.lock", "w") as f:
+    with open(Path(tempfile.gettempdir()) / f"rkprobes-build-{os.getuid()}.lock", "w") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
