@@ -239,17 +239,48 @@ def build_lock():
             _lock_depth -= 1
         return
     CACHE.mkdir(parents=True, exist_ok=True)
-    with open(Path(tempfile.gettempdir()) / f"rkprobes-build-{os.getuid()}.lock", "w") as f:
+    lock_path = Path(tempfile.gettempdir()) / f"rkprobes-build-{os.getuid()}.lock"
+    with open(lock_path, "w") as f, _build_queue_ticket(lock_path.with_suffix(".queue")) as first:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             info("another rkprobes build holds the build lock; waiting for it")
+            # First come, first served: flock alone lets a later waiter win.
+            while not first():
+                time.sleep(1)
             fcntl.flock(f, fcntl.LOCK_EX)
         _lock_depth = 1
         try:
             yield
         finally:
             _lock_depth = 0
+
+
+@contextmanager
+def _build_queue_ticket(queue):
+    """A ticket in the build queue; yields a function telling whether it is the oldest live one."""
+    queue.mkdir(exist_ok=True)
+    ticket = queue / f"{time.time_ns():020d}-{os.getpid()}"
+    ticket.touch()
+
+    def first():
+        for t in sorted(queue.iterdir()):
+            if t == ticket:
+                return True
+            try:
+                os.kill(int(t.name.split("-")[1]), 0)
+            except (ProcessLookupError, ValueError, IndexError):
+                t.unlink(missing_ok=True)
+                continue
+            except PermissionError:
+                pass
+            return False
+        return True
+
+    try:
+        yield first
+    finally:
+        ticket.unlink(missing_ok=True)
 
 
 def kunit_parse(ktap, json_path):
