@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host build of upstream's x86 kprobes decisions, for the differential test
+ * of the Rust ones (arch/x86/kernel/kprobes/*.rs).
+ *
+ * build.rs cuts the functions out of the Linux tree into rk_extracted.c; this
+ * file provides what they expect from the kernel. The kernel state they read
+ * (kallsyms, exception tables, kCFI traps, the probed text...) comes from the
+ * Rust harness through the rk_env_*() callbacks, the same answers the Rust
+ * side gets. Kernel addresses are plain numbers here: text is read through
+ * rk_env_read(), and text_poke() records what it would write.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+
+#include <asm/insn.h>
+#include <inat.c>
+#include <insn.c>
+
+/* The decoder's own mode switch only works inside the kernel. */
+#undef insn_decode_kernel
+#define insn_decode_kernel(_insn, _ptr) \
+	insn_decode((_insn), (_ptr), MAX_INSN_SIZE, INSN_MODE_64)
+
+/* Kconfig, switchable at run time so one build covers every configuration. */
+#undef IS_ENABLED
+#define IS_ENABLED(option) (rk_cfg_##option)
+int rk_cfg_CONFIG_PREEMPTION;
+int rk_cfg_CONFIG_CFI_CLANG;
+int rk_cfg_CONFIG_MITIGATION_RETPOLINE;
+int rk_cfg_CONFIG_X86_KERNEL_IBT;
+int rk_cfg_smap;
+#define CONFIG_X86_64 1
+#define CONFIG_KGDB 1
+
+/* The kernel state, answered by the Rust harness. */
+extern int rk_env_read(unsigned long addr, unsigned char *buf, int len);
+extern int rk_env_recover(unsigned long addr, unsigned char *buf);
+extern int rk_env_lookup(unsigned long addr, unsigned long *size,
+			 unsigned long *offset);
+extern int rk_env_extable(unsigned long addr);
+extern int rk_env_cfi_trap(unsigned long addr);
+extern int rk_env_kgdb(unsigned long addr);
+extern int rk_env_alternatives(unsigned long start, unsigned long end);
+extern int rk_env_reserved(unsigned long start, unsigned long end);
+extern int rk_env_entry_text(unsigned long addr);
+extern int rk_env_armed(unsigned long addr);
+
+typedef u8 kprobe_opcode_t;
+
+#define __packed __attribute__((packed))
+#define nokprobe_inline inline
+#undef __always_inline
+#define __always_inline inline
+#define __attribute_const__
+#define NOKPROBE_SYMBOL(fname)
+#define pr_err(fmt, ...) do { } while (0)
+#define GFP_KERNEL 0
+#define kzalloc(size, gfp) calloc(1, (size))
+#define kfree(p) free(p)
+#undef abs
+#define abs(x) ({ long __x = (x); __x < 0 ? -__x : __x; })
+
+#define INT3_INSN_SIZE 1
+#define INT3_INSN_OPCODE 0xCC
+#define CALL_INSN_SIZE 5
+#define CALL_INSN_OPCODE 0xE8
+#define JMP32_INSN_SIZE 5
+#define JMP32_INSN_OPCODE 0xE9
+#define DISP32_SIZE 4
+#define MAX_OPTIMIZED_LENGTH (MAX_INSN_SIZE + DISP32_SIZE)
+
+#define X86_EFLAGS_CF_BIT 0
+#define X86_EFLAGS_PF_BIT 2
+#define X86_EFLAGS_ZF_BIT 6
+#define X86_EFLAGS_SF_BIT 7
+#define X86_EFLAGS_IF_BIT 9
+#define X86_EFLAGS_OF_BIT 11
+#define X86_EFLAGS_CF (1UL << X86_EFLAGS_CF_BIT)
+#define X86_EFLAGS_PF (1UL << X86_EFLAGS_PF_BIT)
+#define X86_EFLAGS_ZF (1UL << X86_EFLAGS_ZF_BIT)
+#define X86_EFLAGS_SF (1UL << X86_EFLAGS_SF_BIT)
+#define X86_EFLAGS_IF (1UL << X86_EFLAGS_IF_BIT)
+#define X86_EFLAGS_OF (1UL << X86_EFLAGS_OF_BIT)
+
+struct pt_regs {
+	unsigned long r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
+	unsigned long ax, cx, dx, si, di, orig_ax, ip, cs, flags, sp, ss;
+};
+
+static inline unsigned long regs_get_register(struct pt_regs *regs,
+					      unsigned int offset)
+{
+	return *(unsigned long *)((char *)regs + offset);
+}
+
+struct kprobe;
+
+/* The fields of asm/kprobes.h's struct arch_specific_insn. */
+struct arch_specific_insn {
+	kprobe_opcode_t *insn;
+	unsigned boostable:1;
+	unsigned char size;
+	union {
+		unsigned char opcode;
+		struct { unsigned char type; } jcc;
+		struct { unsigned char type; unsigned char asize; } loop;
+		struct { unsigned char reg; } indirect;
+	};
+	s32 rel32;
+	void (*emulate_op)(struct kprobe *p, struct pt_regs *regs);
+	int tp_len;
+};
+
+struct arch_optimized_insn {
+	kprobe_opcode_t copied_insn[DISP32_SIZE];
+	kprobe_opcode_t *insn;
+	size_t size;
+};
+
+struct kprobe {
+	kprobe_opcode_t *addr;
+	void *post_handler;
+	kprobe_opcode_t opcode;
+	struct arch_specific_insn ainsn;
+};
+
+struct optimized_kprobe {
+	struct kprobe kp;
+	struct arch_optimized_insn optinsn;
+};
+
+static inline int test_bit(long nr, const volatile unsigned long *addr)
+{
+	return (addr[nr / 64] >> (nr % 64)) & 1;
+}
+
+/* Kernel addresses are in the upper half; anything else is a host buffer. */
+static int copy_from_kernel_nofault(void *dst, const void *src, size_t size)
+{
+	unsigned long addr = (unsigned long)src;
+
+	if (addr >= 0xffff800000000000UL)
+		return rk_env_read(addr, dst, size) ? 0 : -EFAULT;
+	memcpy(dst, src, size);
+	return 0;
+}
+
+static unsigned char rk_recover_buf[MAX_INSN_SIZE];
+
+/*
+ * No probe is armed in the image, so recovery only restores ftrace sites,
+ * which the harness does in rk_env_recover() as __recover_probed_insn() does.
+ */
+unsigned long recover_probed_instruction(kprobe_opcode_t *buf,
+					 unsigned long addr)
+{
+	if (!rk_env_recover(addr, buf))
+		return 0;
+	return (unsigned long)buf;
+}
+
+static bool kallsyms_lookup_size_offset(unsigned long addr,
+					unsigned long *symbolsize,
+					unsigned long *offset)
+{
+	unsigned long size, off;
+
+	if (!rk_env_lookup(addr, &size, &off))
+		return false;
+	if (symbolsize)
+		*symbolsize = size;
+	if (offset)
+		*offset = off;
+	return true;
+}
+
+#define search_exception_tables(addr) rk_env_extable((unsigned long)(addr))
+#define is_cfi_trap(addr) rk_env_cfi_trap((unsigned long)(addr))
+#define kgdb_has_hit_break(addr) rk_env_kgdb((unsigned long)(addr))
+#define alternatives_text_reserved(s, e) \
+	rk_env_alternatives((unsigned long)(s), (unsigned long)(e))
+#define ftrace_text_reserved(s, e) \
+	rk_env_reserved((unsigned long)(s), (unsigned long)(e))
+#define jump_label_text_reserved(s, e) 0
+#define static_call_text_reserved(s, e) 0
+#define boot_cpu_has(feature) rk_cfg_smap
+
+unsigned long rk_entry_text_start, rk_entry_text_end;
+#define __entry_text_start ((char *)rk_entry_text_start)
+#define __entry_text_end ((char *)rk_entry_text_end)
+
+static struct kprobe rk_other_probe;
+#define get_kprobe(addr) \
+	(rk_env_armed((unsigned long)(addr)) ? &rk_other_probe : NULL)
+#define kprobe_disarmed(p) 0
+
+/* The instruction slot and text_poke(): record instead of writing. */
+unsigned long rk_slot;
+unsigned char rk_poked[512];
+int rk_poked_len;
+#define get_insn_slot() ((kprobe_opcode_t *)rk_slot)
+#define free_insn_slot(slot, dirty) do { } while (0)
+#define get_optinsn_slot() ((kprobe_opcode_t *)rk_slot)
+#define free_optinsn_slot(slot, dirty) do { } while (0)
+#define perf_event_text_poke(a, o, ol, n, nl) do { } while (0)
+
+static void text_poke(void *addr, const void *opcode, size_t len)
+{
+	if (len > sizeof(rk_poked))
+		abort();
+	memcpy(rk_poked, opcode, len);
+	rk_poked_len = len;
+}
+
+/* The optprobe template: its bytes and offsets are inputs of the harness. */
+unsigned char rk_tmpl[256];
+unsigned long rk_tmpl_len, rk_tmpl_clac, rk_tmpl_val, rk_tmpl_call;
+unsigned long rk_optimized_callback;
+#define optprobe_template_entry (rk_tmpl)
+#define optprobe_template_clac (rk_tmpl + rk_tmpl_clac)
+#define optprobe_template_val (rk_tmpl + rk_tmpl_val)
+#define optprobe_template_call (rk_tmpl + rk_tmpl_call)
+#define optprobe_template_end (rk_tmpl + rk_tmpl_len)
+#define optimized_callback ((void *)rk_optimized_callback)
+#define MAX_OPTINSN_SIZE \
+	(rk_tmpl_len + MAX_OPTIMIZED_LENGTH + JMP32_INSN_SIZE)
+
+/* ibt.h's is_endbr() is constant false without CONFIG_X86_KERNEL_IBT. */
+#define is_endbr rk_ibt_is_endbr
+#include "rk_ibt.c"
+#undef is_endbr
+#define is_endbr(val) \
+	(rk_cfg_CONFIG_X86_KERNEL_IBT && rk_ibt_is_endbr(val))
+#include "rk_text-patching.c"
+#include "rk_core.c"
+#include "rk_opt.c"
+
+/* The harness entry points. */
+
+int rk_c_can_probe(unsigned long addr)
+{
+	return can_probe(addr);
+}
+
+int rk_c_can_optimize(unsigned long addr)
+{
+	return can_optimize(addr);
+}
+
+unsigned long rk_c_adjust_kprobe_addr(unsigned long addr, unsigned long offset,
+				      int *on_func_entry)
+{
+	bool entry = false;
+	kprobe_opcode_t *ret;
+
+	ret = arch_adjust_kprobe_addr(addr, offset, &entry);
+	*on_func_entry = entry;
+	return (unsigned long)ret;
+}
+
+/* What arch_prepare_kprobe() left in the kprobe. */
+struct rk_c_kprobe {
+	int ret;
+	int tp_len;
+	unsigned char poked[MAX_INSN_SIZE];
+	unsigned char opcode;
+	unsigned char boostable;
+	unsigned char size;
+	/* 0 none, then ifmodifiers, ret, call, jmp, jcc, loop, call/jmp indirect */
+	unsigned char emulate;
+	unsigned char op_byte;
+	unsigned char loop_asize;
+	int rel32;
+};
+
+static struct kprobe rk_probe;
+
+int rk_c_prepare_kprobe(unsigned long addr, unsigned long slot, int post,
+			struct rk_c_kprobe *out)
+{
+	struct kprobe *p = &rk_probe;
+	void (*op)(struct kprobe *p, struct pt_regs *regs);
+
+	memset(p, 0, sizeof(*p));
+	memset(out, 0, sizeof(*out));
+	p->addr = (kprobe_opcode_t *)addr;
+	p->post_handler = post ? (void *)1 : NULL;
+	rk_slot = slot;
+	rk_poked_len = 0;
+	out->ret = arch_prepare_kprobe(p);
+	if (out->ret)
+		return out->ret;
+	out->tp_len = p->ainsn.tp_len;
+	memcpy(out->poked, rk_poked, rk_poked_len);
+	out->opcode = p->opcode;
+	out->boostable = p->ainsn.boostable;
+	out->size = p->ainsn.size;
+	op = p->ainsn.emulate_op;
+	out->emulate = !op ? 0 :
+		op == kprobe_emulate_ifmodifiers ? 1 :
+		op == kprobe_emulate_ret ? 2 :
+		op == kprobe_emulate_call ? 3 :
+		op == kprobe_emulate_jmp ? 4 :
+		op == kprobe_emulate_jcc ? 5 :
+		op == kprobe_emulate_loop ? 6 :
+		op == kprobe_emulate_call_indirect ? 7 :
+		op == kprobe_emulate_jmp_indirect ? 8 : 255;
+	out->op_byte = p->ainsn.opcode;
+	out->loop_asize = p->ainsn.loop.asize;
+	out->rel32 = p->ainsn.rel32;
+	return 0;
+}
+
+/*
+ * Runs the emulation of the probe rk_c_prepare_kprobe() last prepared on
+ * @regs, whose sp points into host memory.
+ */
+void rk_c_emulate(struct pt_regs *regs)
+{
+	if (rk_probe.ainsn.emulate_op)
+		rk_probe.ainsn.emulate_op(&rk_probe, regs);
+}
+
+struct rk_c_optprobe {
+	int ret;
+	int size;
+	int len;
+	int check;
+	unsigned char poked[512];
+};
+
+static struct optimized_kprobe rk_optprobe;
+
+int rk_c_prepare_optimized_kprobe(unsigned long addr, unsigned long slot,
+				  struct rk_c_optprobe *out)
+{
+	struct optimized_kprobe *op = &rk_optprobe;
+
+	memset(op, 0, sizeof(*op));
+	memset(out, 0, sizeof(*out));
+	op->kp.addr = (kprobe_opcode_t *)addr;
+	rk_slot = slot;
+	rk_poked_len = 0;
+	out->ret = arch_prepare_optimized_kprobe(op, NULL);
+	if (out->ret)
+		return out->ret;
+	out->size = op->optinsn.size;
+	out->len = rk_poked_len;
+	memcpy(out->poked, rk_poked, rk_poked_len);
+	out->check = arch_check_optimized_kprobe(op);
+	return 0;
+}
+
+/* The address arch_prepare_optimized_kprobe() loads as the handler's argument. */
+unsigned long rk_c_optprobe_addr(void)
+{
+	return (unsigned long)&rk_optprobe;
+}
