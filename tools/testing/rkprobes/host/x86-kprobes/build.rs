@@ -89,6 +89,7 @@ fn main() {
     println!("cargo::rerun-if-env-changed=RKPROBES_LINUX_SRC");
     println!("cargo::rerun-if-env-changed=CC");
     println!("cargo::rerun-if-changed=csrc/kprobes_c_shim.c");
+    println!("cargo::rerun-if-changed=csrc/kprobes_env.h");
     println!("cargo::rerun-if-changed=build.rs");
 
     let src = std::env::var_os("RKPROBES_LINUX_SRC")

@@ -28,7 +28,7 @@
 
 /* Kconfig, switchable at run time so one build covers every configuration. */
 #undef IS_ENABLED
-#define IS_ENABLED(option) (rk_cfg_##option)
+#define IS_ENABLED(CONFIG_option) (rk_cfg_##CONFIG_option)
 int rk_cfg_CONFIG_PREEMPTION;
 int rk_cfg_CONFIG_CFI_CLANG;
 int rk_cfg_CONFIG_MITIGATION_RETPOLINE;
@@ -37,31 +37,27 @@ int rk_cfg_smap;
 #define CONFIG_X86_64 1
 #define CONFIG_KGDB 1
 
-/* The kernel state, answered by the Rust harness. */
-extern int rk_env_read(unsigned long addr, unsigned char *buf, int len);
-extern int rk_env_recover(unsigned long addr, unsigned char *buf);
-extern int rk_env_lookup(unsigned long addr, unsigned long *size,
-			 unsigned long *offset);
-extern int rk_env_extable(unsigned long addr);
-extern int rk_env_cfi_trap(unsigned long addr);
-extern int rk_env_kgdb(unsigned long addr);
-extern int rk_env_alternatives(unsigned long start, unsigned long end);
-extern int rk_env_reserved(unsigned long start, unsigned long end);
-extern int rk_env_entry_text(unsigned long addr);
-extern int rk_env_armed(unsigned long addr);
+#include "kprobes_env.h"
 
 typedef u8 kprobe_opcode_t;
 
-#define __packed __attribute__((packed))
 #define nokprobe_inline inline
-#undef __always_inline
-#define __always_inline inline
-#define __attribute_const__
-#define NOKPROBE_SYMBOL(fname)
-#define pr_err(fmt, ...) do { } while (0)
 #define GFP_KERNEL 0
-#define kzalloc(size, gfp) calloc(1, (size))
-#define kfree(p) free(p)
+#define X86_FEATURE_SMAP (9 * 32 + 20)
+
+static inline void pr_err(const char *fmt, ...)
+{
+}
+
+static inline void *kzalloc(size_t size, int gfp)
+{
+	return calloc(1, size);
+}
+
+static inline void kfree(void *p)
+{
+	free(p);
+}
 #undef abs
 #define abs(x) ({ long __x = (x); __x < 0 ? -__x : __x; })
 
@@ -134,7 +130,7 @@ struct optimized_kprobe {
 	struct arch_optimized_insn optinsn;
 };
 
-static inline int test_bit(long nr, const volatile unsigned long *addr)
+static inline int test_bit(long nr, const unsigned long *addr)
 {
 	return (addr[nr / 64] >> (nr % 64)) & 1;
 }
@@ -179,35 +175,92 @@ static bool kallsyms_lookup_size_offset(unsigned long addr,
 	return true;
 }
 
-#define search_exception_tables(addr) rk_env_extable((unsigned long)(addr))
-#define is_cfi_trap(addr) rk_env_cfi_trap((unsigned long)(addr))
-#define kgdb_has_hit_break(addr) rk_env_kgdb((unsigned long)(addr))
-#define alternatives_text_reserved(s, e) \
-	rk_env_alternatives((unsigned long)(s), (unsigned long)(e))
-#define ftrace_text_reserved(s, e) \
-	rk_env_reserved((unsigned long)(s), (unsigned long)(e))
-#define jump_label_text_reserved(s, e) 0
-#define static_call_text_reserved(s, e) 0
-#define boot_cpu_has(feature) rk_cfg_smap
+static inline int search_exception_tables(unsigned long addr)
+{
+	return rk_env_extable(addr);
+}
+
+static inline int is_cfi_trap(unsigned long addr)
+{
+	return rk_env_cfi_trap(addr);
+}
+
+static inline int kgdb_has_hit_break(unsigned long addr)
+{
+	return rk_env_kgdb(addr);
+}
+
+static inline int alternatives_text_reserved(void *start, void *end)
+{
+	return rk_env_alternatives((unsigned long)start, (unsigned long)end);
+}
+
+static inline int ftrace_text_reserved(const void *start, const void *end)
+{
+	return rk_env_reserved((unsigned long)start, (unsigned long)end);
+}
+
+static inline int jump_label_text_reserved(void *start, void *end)
+{
+	return 0;
+}
+
+static inline int static_call_text_reserved(void *start, void *end)
+{
+	return 0;
+}
+
+static inline bool boot_cpu_has(int feature)
+{
+	return feature == X86_FEATURE_SMAP && rk_cfg_smap;
+}
 
 unsigned long rk_entry_text_start, rk_entry_text_end;
 #define __entry_text_start ((char *)rk_entry_text_start)
 #define __entry_text_end ((char *)rk_entry_text_end)
 
 static struct kprobe rk_other_probe;
-#define get_kprobe(addr) \
-	(rk_env_armed((unsigned long)(addr)) ? &rk_other_probe : NULL)
-#define kprobe_disarmed(p) 0
+
+static inline struct kprobe *get_kprobe(void *addr)
+{
+	return rk_env_armed((unsigned long)addr) ? &rk_other_probe : NULL;
+}
+
+static inline int kprobe_disarmed(struct kprobe *p)
+{
+	return 0;
+}
 
 /* The instruction slot and text_poke(): record instead of writing. */
 unsigned long rk_slot;
 unsigned char rk_poked[512];
 int rk_poked_len;
-#define get_insn_slot() ((kprobe_opcode_t *)rk_slot)
-#define free_insn_slot(slot, dirty) do { } while (0)
-#define get_optinsn_slot() ((kprobe_opcode_t *)rk_slot)
-#define free_optinsn_slot(slot, dirty) do { } while (0)
-#define perf_event_text_poke(a, o, ol, n, nl) do { } while (0)
+
+static inline kprobe_opcode_t *get_insn_slot(void)
+{
+	return (kprobe_opcode_t *)rk_slot;
+}
+
+static inline kprobe_opcode_t *get_optinsn_slot(void)
+{
+	return (kprobe_opcode_t *)rk_slot;
+}
+
+static inline void free_insn_slot(kprobe_opcode_t *slot, int dirty)
+{
+}
+
+static inline void free_optinsn_slot(kprobe_opcode_t *slot, int dirty)
+{
+}
+
+static inline void perf_event_text_poke(const void *addr,
+					const void *old_bytes,
+					unsigned int old_len,
+					const void *new_bytes,
+					unsigned int new_len)
+{
+}
 
 static void text_poke(void *addr, const void *opcode, size_t len)
 {

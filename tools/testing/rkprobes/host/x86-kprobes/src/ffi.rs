@@ -303,11 +303,6 @@ extern "C" fn rk_env_reserved(start: c_ulong, end: c_ulong) -> c_int {
 }
 
 #[no_mangle]
-extern "C" fn rk_env_entry_text(addr: c_ulong) -> c_int {
-    with_image(0, |img| img.in_entry_text(addr).into())
-}
-
-#[no_mangle]
 extern "C" fn rk_env_armed(addr: c_ulong) -> c_int {
     with_image(0, |img| img.armed_kprobe_at(addr).into())
 }
