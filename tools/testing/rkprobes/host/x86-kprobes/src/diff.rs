@@ -42,6 +42,8 @@ pub struct Options {
     pub emulate_states: usize,
     /// How many mismatches to print in full.
     pub show: usize,
+    /// Print progress to stderr every 1000 symbols.
+    pub progress: bool,
     /// Added to the slot address the Rust side is given, for the negative control: any
     /// non-zero value must produce mismatches.
     pub rust_slot_skew: u64,
@@ -56,6 +58,7 @@ impl Default for Options {
             emulate_states: 8,
             show: 20,
             rust_slot_skew: 0,
+            progress: false,
         }
     }
 }
@@ -262,7 +265,15 @@ mod run_c {
         };
         let mut c = Upstream::new(img, &opts.cfg, &spec);
         let mut rep = Report::default();
-        for &(start, size) in &img.symbols {
+        for (n, &(start, size)) in img.symbols.iter().enumerate() {
+            if opts.progress && n % 1000 == 0 {
+                eprintln!(
+                    "{n}/{} symbols, {} sites, {} mismatches",
+                    img.symbols.len(),
+                    rep.sites,
+                    rep.mismatches
+                );
+            }
             let func = boundaries(img, start, size);
             let sampled = func.len() <= opts.opt_full;
             for (i, (addr, insn)) in func.iter().enumerate() {

@@ -16,7 +16,10 @@ fn usage() -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    let mut opts = diff::Options::default();
+    let mut opts = diff::Options {
+        progress: true,
+        ..diff::Options::default()
+    };
     let mut path = std::env::var_os("RKPROBES_VMLINUX").map(std::path::PathBuf::from);
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
