@@ -209,7 +209,9 @@ pub struct Prepared {
 ///
 /// Errors as upstream: `-EINVAL` for an alternatives site or an instruction that cannot be
 /// copied, `-EILSEQ` when [`can_probe`] refuses, `-EOPNOTSUPP` from [`prepare_emulation`],
-/// `-ENOSPC` from [`prepare_singlestep`].
+/// `-ENOSPC` from [`prepare_singlestep`]. The caller allocates the slot between the
+/// `can_probe` and the copy as upstream does (its `-ENOMEM`), pokes the first
+/// [`Prepared::len`] bytes into it, and frees it on error.
 pub fn prepare_kprobe(
     k: &impl KernelText,
     cfg: &Config,

@@ -152,7 +152,9 @@ pub struct Optimized {
 ///
 /// Errors as upstream: `-EILSEQ` when [`can_optimize`] refuses, `-ERANGE` for a slot out of
 /// `jmp rel32` reach, and those of [`copy_optimized_instructions`]; a short `buf` is
-/// `-EINVAL`.
+/// `-EINVAL`. The caller allocates `buf` and the slot (upstream's `-ENOMEM`s), pokes
+/// [`Optimized::len`] bytes into the slot, sets `op->optinsn.size` and frees the slot on
+/// error.
 pub fn prepare_optimized_kprobe(
     k: &impl KernelText,
     cfg: &Config,
