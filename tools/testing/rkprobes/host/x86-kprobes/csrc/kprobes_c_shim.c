@@ -34,7 +34,9 @@ int rk_cfg_CONFIG_CFI_CLANG;
 int rk_cfg_CONFIG_MITIGATION_RETPOLINE;
 int rk_cfg_CONFIG_X86_KERNEL_IBT;
 int rk_cfg_smap;
+int rk_cfg_kgdb;
 #define CONFIG_X86_64 1
+/* Compiled in; kgdb_has_hit_break() answers only when rk_cfg_kgdb is set. */
 #define CONFIG_KGDB 1
 
 #include "kprobes_env.h"
@@ -187,7 +189,7 @@ static inline int is_cfi_trap(unsigned long addr)
 
 static inline int kgdb_has_hit_break(unsigned long addr)
 {
-	return rk_env_kgdb(addr);
+	return rk_cfg_kgdb && rk_env_kgdb(addr);
 }
 
 static inline int alternatives_text_reserved(void *start, void *end)

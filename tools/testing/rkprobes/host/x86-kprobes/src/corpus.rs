@@ -94,7 +94,7 @@ fn hand_written() -> Vec<(&'static str, Vec<u8>)> {
                 0xf1, // int1
                 0x0f, 0x0b, // ud2
                 0x0f, 0xb9, 0x00, // ud1
-                0x0f, 0xff, 0x00, // ud0
+                0x0f, 0xff, // ud0 (no ModRM in the opcode map)
                 0xf4, // hlt
                 0x8e, 0xd0, // mov %eax,%ss
                 0x0f, 0x01, 0xc1, // vmcall: unsupported
@@ -202,6 +202,12 @@ fn build(sweep: bool) -> Image {
         match name {
             "extable" => {
                 img.extable.insert(start + 1);
+            }
+            // The lock prefix of `lock add %eax,(%rdi)`.
+            "basic" => img.smp_locks.push(start + 0x1f),
+            // The int3 is a kgdb breakpoint.
+            "refused" => {
+                img.kgdb_breaks.insert(start + 1);
             }
             "ftrace" => img.ftrace.push(start),
             "entry" => img.entry_text = (start, start + 16),

@@ -71,6 +71,7 @@ extern "C" {
     static mut rk_cfg_CONFIG_MITIGATION_RETPOLINE: c_int;
     static mut rk_cfg_CONFIG_X86_KERNEL_IBT: c_int;
     static mut rk_cfg_smap: c_int;
+    static mut rk_cfg_kgdb: c_int;
     static mut rk_entry_text_start: c_ulong;
     static mut rk_entry_text_end: c_ulong;
     static mut rk_tmpl: [c_uchar; 256];
@@ -124,6 +125,7 @@ impl<'a> Upstream<'a> {
             rk_cfg_CONFIG_MITIGATION_RETPOLINE = cfg.no_jump_tables.into();
             rk_cfg_CONFIG_X86_KERNEL_IBT = cfg.ibt.into();
             rk_cfg_smap = cfg.smap.into();
+            rk_cfg_kgdb = cfg.kgdb.into();
             rk_entry_text_start = image.entry_text.0;
             rk_entry_text_end = image.entry_text.1;
             let t = &mut *std::ptr::addr_of_mut!(rk_tmpl);
@@ -299,7 +301,7 @@ extern "C" fn rk_env_alternatives(start: c_ulong, end: c_ulong) -> c_int {
 
 #[no_mangle]
 extern "C" fn rk_env_reserved(start: c_ulong, end: c_ulong) -> c_int {
-    with_image(0, |img| img.text_reserved(start, end).into())
+    with_image(0, |img| img.ftrace_text_reserved(start, end).into())
 }
 
 #[no_mangle]

@@ -23,6 +23,10 @@ pub struct Image {
     pub extable: HashSet<u64>,
     /// ftrace call sites (`__start_mcount_loc` to `__stop_mcount_loc`), sorted.
     pub ftrace: Vec<u64>,
+    /// Lock prefixes the UP/SMP alternatives may patch (`.smp_locks`), sorted.
+    pub smp_locks: Vec<u64>,
+    /// Addresses of kgdb software breakpoints.
+    pub kgdb_breaks: HashSet<u64>,
     /// kCFI trap (`ud2`) addresses.
     pub cfi_traps: HashSet<u64>,
     /// The entry text (`__entry_text_start` to `__entry_text_end`).
@@ -74,6 +78,12 @@ impl Image {
     fn is_ftrace(&self, addr: u64) -> bool {
         self.ftrace.binary_search(&addr).is_ok()
     }
+
+    /// `ftrace_text_reserved()`: a 5-byte call site overlapping `[start, end]`.
+    pub fn ftrace_text_reserved(&self, start: u64, end: u64) -> bool {
+        let i = self.ftrace.partition_point(|&a| a + 5 <= start);
+        self.ftrace.get(i).is_some_and(|&a| a <= end)
+    }
 }
 
 impl KernelText for Image {
@@ -105,18 +115,18 @@ impl KernelText for Image {
         self.cfi_traps.contains(&addr)
     }
 
-    fn kgdb_has_hit_break(&self, _addr: u64) -> bool {
-        false
+    fn kgdb_has_hit_break(&self, addr: u64) -> bool {
+        self.kgdb_breaks.contains(&addr)
     }
 
-    fn alternatives_text_reserved(&self, _start: u64, _end: u64) -> bool {
-        false
+    fn alternatives_text_reserved(&self, start: u64, end: u64) -> bool {
+        // A lock prefix in [start, end], as for a kernel that keeps them (one possible CPU).
+        let i = self.smp_locks.partition_point(|&a| a < start);
+        self.smp_locks.get(i).is_some_and(|&a| a <= end)
     }
 
     fn text_reserved(&self, start: u64, end: u64) -> bool {
-        // ftrace_text_reserved(): a 5-byte call site overlapping [start, end].
-        let i = self.ftrace.partition_point(|&a| a + 5 <= start);
-        self.ftrace.get(i).is_some_and(|&a| a <= end)
+        self.ftrace_text_reserved(start, end) || self.alternatives_text_reserved(start, end)
     }
 
     fn in_entry_text(&self, addr: u64) -> bool {
@@ -265,6 +275,14 @@ impl Image {
                 let at = ex.addr + 12 * i as u64;
                 img.extable.insert(at.wrapping_add_signed(rel.into()));
             }
+        }
+        if let Some(locks) = shdrs.iter().find(|s| s.name == ".smp_locks") {
+            for (i, e) in data(locks)?.chunks_exact(4).enumerate() {
+                let rel = i32::from_le_bytes(e.try_into().unwrap_or_default());
+                let at = locks.addr + 4 * i as u64;
+                img.smp_locks.push(at.wrapping_add_signed(rel.into()));
+            }
+            img.smp_locks.sort_unstable();
         }
         // The ftrace sites: __start_mcount_loc to __stop_mcount_loc, in whichever section
         // holds them.

@@ -137,6 +137,31 @@ fn boundaries_and_endbr() {
 }
 
 #[test]
+fn kgdb_kcfi_lock_prefix() {
+    let img = corpus::hand_written_image();
+    let cfg = Config::default();
+    let refused = img.symbols[4].0;
+    let kcfi = img.symbols[6].0;
+    // A kgdb breakpoint before the site makes the rest of the function unprobeable.
+    assert!(can_probe(&img, &cfg, refused + 12), "hlt");
+    let kgdb = Config { kgdb: true, ..cfg };
+    assert!(!can_probe(&img, &kgdb, refused + 12));
+    // The movl and addl of a kCFI check, not the call after it.
+    let cfi = Config {
+        cfi_clang: true,
+        ..cfg
+    };
+    assert!(can_probe(&img, &cfg, kcfi) && can_probe(&img, &cfg, kcfi + 6));
+    assert!(!can_probe(&img, &cfi, kcfi) && !can_probe(&img, &cfi, kcfi + 6));
+    assert!(can_probe(&img, &cfi, kcfi + 14));
+    // A lock prefix the alternatives may patch.
+    assert_eq!(
+        prepare_kprobe(&img, &cfg, BASE + 0x1f, NEAR, false),
+        Err(errno::EINVAL)
+    );
+}
+
+#[test]
 fn optprobe_detour() {
     let img = corpus::hand_written_image();
     let cfg = Config {

@@ -68,10 +68,11 @@ fn corpus_matches_upstream() {
 }
 
 #[test]
-fn corpus_with_cfi_and_jump_tables_matches_upstream() {
+fn corpus_with_cfi_kgdb_and_jump_tables_matches_upstream() {
     let img = corpus::hand_written_image();
     let mut opts = diff::Options::default();
     opts.cfg.cfi_clang = true;
+    opts.cfg.kgdb = true;
     opts.cfg.smap = true;
     let Some(rep) = run(&img, &opts) else { return };
     rep.print();

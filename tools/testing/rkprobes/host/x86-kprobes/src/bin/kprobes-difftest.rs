@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: kprobes-difftest [--preemption] [--cfi] [--no-jump-tables] [--ibt] [--smap]\n\
+        "usage: kprobes-difftest [--preemption] [--cfi] [--kgdb] [--no-jump-tables] [--ibt] [--smap]\n\
          \x20                       [--opt-full N] [--opt-stride N] [--emulate N] [--show N]\n\
          \x20                       [VMLINUX]   (default: $RKPROBES_VMLINUX, else the built-in corpus)"
     );
@@ -28,6 +28,7 @@ fn main() -> ExitCode {
         match a.as_str() {
             "--preemption" => opts.cfg.preemption = true,
             "--cfi" => opts.cfg.cfi_clang = true,
+            "--kgdb" => opts.cfg.kgdb = true,
             "--no-jump-tables" => opts.cfg.no_jump_tables = true,
             "--ibt" => {
                 opts.cfg.ibt = true;
