@@ -159,13 +159,15 @@ fn config(bits: u64) -> Config {
 /// Prepares a kprobe and an optprobe and runs the emulation.
 #[no_mangle]
 pub extern "C" fn exercise(
-    text: &[u8],
+    text: &[u8; 64],
     w: &[u64; 8],
     out: &mut [u8; 256],
-    tmpl: &[u8],
+    tmpl: &[u8; 96],
     stack: &mut [u64; 8],
     regs: &mut Regs,
 ) -> i64 {
+    let text = text.get(..(w[2] >> 8) as usize).unwrap_or(text);
+    let tmpl = tmpl.get(..(w[2] >> 16) as usize).unwrap_or(tmpl);
     let k = Text { base: w[0], text, answers: w[1] };
     let cfg = config(w[2]);
     let mut r = 0i64;
@@ -244,4 +246,80 @@ fn no_panic_path_when_optimised() {
         // The check must see the code it vets.
         assert!(text.contains("exercise") && text.contains("can_optimize"));
     }
+}
+
+/// The kernel build tree whose Rust flags to use: `$RKPROBES_KERNEL_BUILD`, default the
+/// pipeline's KUnit build (as the x86-insn crate's check).
+fn kernel_build_dir() -> PathBuf {
+    std::env::var_os("RKPROBES_KERNEL_BUILD")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "/root/.cache/rkprobes/build/x86_64-c-kunit".into())
+}
+
+/// The rustc and flags Kbuild used for `rust/build_error.o`, from its `.cmd` file.
+fn kernel_rustc_command(build: &Path) -> Option<(String, Vec<String>)> {
+    let cmd = std::fs::read_to_string(build.join("rust/.build_error.o.cmd")).ok()?;
+    let line = cmd.lines().find(|l| l.starts_with("savedcmd_"))?;
+    let mut words = line
+        .split_whitespace()
+        .skip_while(|w| !w.ends_with("rustc"));
+    let rustc = words.next()?.to_string();
+    let flags = words
+        .take_while(|w| !w.starts_with("--emit="))
+        .map(String::from)
+        .collect();
+    Some((rustc, flags))
+}
+
+#[test]
+fn no_panic_path_with_the_kernel_toolchain() {
+    let build = kernel_build_dir();
+    let Some((kernel_rustc, flags)) = kernel_rustc_command(&build) else {
+        eprintln!(
+            "SKIP: no Rust-enabled kernel build at {} (set RKPROBES_KERNEL_BUILD); \
+             the host-toolchain checks above still ran",
+            build.display()
+        );
+        return;
+    };
+    let (dir, root) = crate_root("kprobes-kernel-toolchain", EXERCISE);
+    let ir = dir.join("exercise-kernel.ll");
+    // Kbuild's own flags (target, code model, opt level, overflow checks, lints), plus
+    // -Dwarnings as CONFIG_WERROR adds; `core` is the one the kernel build compiled.
+    let out = Command::new(&kernel_rustc)
+        .current_dir(&build)
+        .env("RUSTC_BOOTSTRAP", "1")
+        .args(&flags)
+        .args([
+            "-Dwarnings",
+            "--crate-type=rlib",
+            "--crate-name=rkprobes_kprobes_check",
+        ])
+        .arg("--emit=llvm-ir")
+        .arg("-o")
+        .arg(&ir)
+        .args(["-L", "./rust", "--sysroot=/dev/null", "-Zunstable-options"])
+        .arg(&root)
+        .output()
+        .expect("the kernel's rustc runs");
+    assert!(
+        out.status.success(),
+        "the kprobes decisions do not build with the kernel's rustc and flags ({kernel_rustc}):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&ir).expect("LLVM IR was written");
+    let panics: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("declare") && (l.contains("panic") || l.contains("_fail")))
+        .collect();
+    assert!(
+        panics.is_empty(),
+        "built with Kbuild's flags, the kprobes decisions can reach:\n{}",
+        panics.join("\n")
+    );
+    assert!(text.contains("exercise") && text.contains("can_optimize"));
+    println!(
+        "built with {kernel_rustc} and Kbuild's {} flags: no panic path",
+        flags.len()
+    );
 }
