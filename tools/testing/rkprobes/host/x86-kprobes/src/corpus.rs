@@ -218,7 +218,13 @@ fn build(sweep: bool) -> Image {
     const TAIL: [u8; 8] = [0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88];
     for op in (0..=255u8).filter(|_| sweep) {
         for modrm in MODRM {
-            for prefix in [&[][..], &[0x67], &[0x2e], &[0x41], &[0x66]] {
+            // Prefixes matter to boosting and to the address size, not to each ModRM.
+            let prefixes: &[&[u8]] = if matches!(modrm, 0x05 | 0xc0 | 0xd0) {
+                &[&[], &[0x67], &[0x2e], &[0x41], &[0x66]]
+            } else {
+                &[&[]]
+            };
+            for prefix in prefixes {
                 let mut f = prefix.to_vec();
                 f.extend([op, modrm]);
                 f.extend(TAIL);

@@ -36,8 +36,8 @@ fn corpus_matches_upstream() {
     let Some(rep) = run(&img, &opts) else { return };
     rep.print();
     assert_eq!(rep.mismatches, 0, "{:#?}", rep.shown);
-    assert!(rep.sites > 100_000, "{} sites", rep.sites);
-    assert!(rep.checks > 2_000_000, "{} comparisons", rep.checks);
+    assert!(rep.sites > 70_000, "{} sites", rep.sites);
+    assert!(rep.checks > 1_000_000, "{} comparisons", rep.checks);
     // Each decision was reached with each outcome, on both slots.
     for outcome in [
         "prepare_kprobe errno -22",
