@@ -240,11 +240,9 @@ mod run_c {
         t
     }
 
-    struct Site<'a> {
+    struct Site {
         addr: u64,
         start: u64,
-        insn: &'a Insn,
-        func: &'a [(u64, Insn)],
     }
 
     pub fn run(img: &Image, opts: &Options) -> Report {
@@ -277,12 +275,7 @@ mod run_c {
             let func = boundaries(img, start, size);
             let sampled = func.len() <= opts.opt_full;
             for (i, (addr, insn)) in func.iter().enumerate() {
-                let site = Site {
-                    addr: *addr,
-                    start,
-                    insn,
-                    func: &func,
-                };
+                let site = Site { addr: *addr, start };
                 let opt = sampled || i % opts.opt_stride.max(1) == 0;
                 let mut diffs = Vec::new();
                 compare_site(&mut c, img, opts, &tmpl, &site, opt, &mut rep, &mut diffs);
@@ -341,7 +334,7 @@ mod run_c {
         img: &Image,
         opts: &Options,
         tmpl: &Template<'_>,
-        s: &Site<'_>,
+        s: &Site,
         opt: bool,
         rep: &mut Report,
         diffs: &mut Vec<(bool, String)>,
@@ -549,7 +542,6 @@ mod run_c {
                 }
             }
         }
-        let _ = (s.insn, s.func);
     }
 
     /// Runs one emulation in C and in Rust from the same random state.
