@@ -42,6 +42,23 @@ pub fn adjust_kprobe_addr(
     Some((addr.wrapping_add(offset), on_func_entry))
 }
 
+/// The 5-byte NOP an unused ftrace site holds (`x86_nops[5]`).
+pub const NOP5: [u8; 5] = [0x0f, 0x1f, 0x44, 0x00, 0x00];
+
+/// Restores the original bytes of an instruction a kprobe or ftrace changed
+/// (`__recover_probed_insn()` after its `get_kprobe()` and `ftrace_location()` lookups).
+///
+/// `buf` holds the [`MAX_INSN_SIZE`] bytes read at the address; `ftrace` says the address is
+/// an ftrace site (whose original is the 5-byte NOP), `kprobe_opcode` is `p->opcode` of a
+/// kprobe there, whose int3 replaced that byte.
+pub fn recover_probed_insn(buf: &mut [u8; MAX_INSN_SIZE], ftrace: bool, kprobe_opcode: Option<u8>) {
+    if ftrace {
+        put(buf, 0, &NOP5);
+    } else if let Some(opcode) = kprobe_opcode {
+        buf[0] = opcode;
+    }
+}
+
 fn decode(buf: &[u8]) -> Option<Insn> {
     Insn::decode(buf, Mode::KERNEL).ok()
 }

@@ -26,7 +26,8 @@ use super::insn_decoder as insn;
 
 pub use decide::{
     adjust_kprobe_addr, can_boost, can_probe, copy_instruction, is_endbr, prepare_emulation,
-    prepare_kprobe, prepare_singlestep, synthesize_relcall, synthesize_reljump, Prepared,
+    prepare_kprobe, prepare_singlestep, recover_probed_insn, synthesize_relcall,
+    synthesize_reljump, Prepared, NOP5,
 };
 pub use emulate::{
     condition, emulate, loop_taken, pop, push, reg, Regs, Stack, X86_EFLAGS_CF, X86_EFLAGS_IF,
@@ -35,7 +36,7 @@ pub use emulate::{
 pub use insn::Emulation;
 pub use opt::{
     can_optimize, check_optimized_kprobe, copy_optimized_instructions, prepare_optimized_kprobe,
-    Optimized, Template, MAX_OPTIMIZED_LENGTH,
+    recover_optprobed_insn, Optimized, Template, MAX_OPTIMIZED_LENGTH,
 };
 
 /// The `int3` opcode (`INT3_INSN_OPCODE`).
@@ -107,7 +108,9 @@ pub struct SymbolSpan {
 pub trait KernelText {
     /// Returns the original bytes of the instruction at `addr`: `recover_probed_instruction()`
     /// followed by `copy_from_kernel_nofault()` of [`MAX_INSN_SIZE`] bytes; `None` if they
-    /// cannot be recovered or read.
+    /// cannot be recovered or read. The kernel glue reads the text and looks up the probes
+    /// and ftrace sites; [`recover_optprobed_insn`] and [`recover_probed_insn`] restore the
+    /// bytes.
     fn recover(&self, addr: u64) -> Option<[u8; MAX_INSN_SIZE]>;
     /// `kallsyms_lookup_size_offset()`.
     fn lookup_size_offset(&self, addr: u64) -> Option<SymbolSpan>;

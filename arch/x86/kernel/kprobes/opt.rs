@@ -40,6 +40,35 @@ impl Template<'_> {
     }
 }
 
+/// Restores the original bytes at `addr` that the jump of an optimized probe at `kp_addr`
+/// replaced (`__recover_optprobed_insn()` once its `get_kprobe()` loop found the probe
+/// within [`JMP32_INSN_SIZE`] bytes before `addr`).
+///
+/// `buf` holds the bytes read at `addr`; `opcode` is `p->opcode` and `copied` is
+/// `op->optinsn.copied_insn`, the four bytes after it. Does nothing if `addr` is not in
+/// `[kp_addr, kp_addr + 5)`.
+pub fn recover_optprobed_insn(
+    buf: &mut [u8; MAX_INSN_SIZE],
+    addr: u64,
+    kp_addr: u64,
+    opcode: u8,
+    copied: &[u8; DISP32_SIZE],
+) {
+    match addr.wrapping_sub(kp_addr) {
+        0 => {
+            buf[0] = opcode;
+            put(buf, 1, copied);
+        }
+        n @ 1..=4 => {
+            let offs = (n - 1) as usize;
+            if let Some(rest) = copied.get(offs..) {
+                put(buf, 0, rest);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Returns whether the relative jump `insn` at `addr` lands in `[start, start + len]`
 /// (`insn_jump_into_range()`; calls are not jumps).
 fn jump_into_range(insn: &Insn, addr: u64, start: u64, len: u64) -> bool {

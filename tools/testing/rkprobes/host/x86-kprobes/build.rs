@@ -3,7 +3,8 @@
 //! Builds upstream's own x86 kprobes decisions for the host, from the pristine Linux tree.
 //!
 //! Nothing of upstream's kprobes code is copied into this repository: at build time the
-//! functions that decide (`can_probe()`, `can_boost()`, `__copy_instruction()`,
+//! functions that decide (`recover_probed_instruction()`, `can_probe()`, `can_boost()`,
+//! `__copy_instruction()`,
 //! `prepare_singlestep()`, `prepare_emulation()`, the `kprobe_emulate_*()` emulators,
 //! `arch_prepare_kprobe()`, `can_optimize()`, `arch_prepare_optimized_kprobe()` and what they
 //! call) are cut by name out of `arch/x86/kernel/kprobes/{core,opt}.c`,
@@ -46,6 +47,8 @@ const EXTRACT: &[(&str, &[&str])] = &[
             "synthesize_relcall(",
             "can_boost(",
             "is_exception_insn(",
+            "__recover_probed_insn(",
+            "recover_probed_instruction(",
             "can_probe(",
             "arch_adjust_kprobe_addr(",
             "__copy_instruction(",
@@ -67,6 +70,7 @@ const EXTRACT: &[(&str, &[&str])] = &[
     (
         "arch/x86/kernel/kprobes/opt.c",
         &[
+            "__recover_optprobed_insn(",
             "synthesize_clac(",
             "synthesize_set_arg1(",
             "#define TMPL_CLAC_IDX",

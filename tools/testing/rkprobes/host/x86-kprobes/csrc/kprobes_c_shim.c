@@ -21,10 +21,12 @@
 #include <inat.c>
 #include <insn.c>
 
-/* The decoder's own mode switch only works inside the kernel. */
+/*
+ * The decoder's own mode switch only works inside the kernel, and kernel text
+ * is not mapped here: see rk_insn_decode_kernel().
+ */
 #undef insn_decode_kernel
-#define insn_decode_kernel(_insn, _ptr) \
-	insn_decode((_insn), (_ptr), MAX_INSN_SIZE, INSN_MODE_64)
+#define insn_decode_kernel(_insn, _ptr) rk_insn_decode_kernel((_insn), (_ptr))
 
 /* Kconfig, switchable at run time so one build covers every configuration. */
 #undef IS_ENABLED
@@ -120,17 +122,26 @@ struct arch_optimized_insn {
 	size_t size;
 };
 
+#define KPROBE_FLAG_OPTIMIZED 4
+
 struct kprobe {
 	kprobe_opcode_t *addr;
 	void *post_handler;
 	kprobe_opcode_t opcode;
+	unsigned int flags;
 	struct arch_specific_insn ainsn;
 };
 
 struct optimized_kprobe {
 	struct kprobe kp;
+	struct list_head list;
 	struct arch_optimized_insn optinsn;
 };
+
+#ifndef container_of
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+#endif
 
 static inline int test_bit(long nr, const unsigned long *addr)
 {
@@ -148,19 +159,77 @@ static int copy_from_kernel_nofault(void *dst, const void *src, size_t size)
 	return 0;
 }
 
-static unsigned char rk_recover_buf[MAX_INSN_SIZE];
+/*
+ * Upstream decodes unmodified text in place; here a kernel address is decoded
+ * from a copy. Callers that need the address (can_optimize()) set insn.kaddr
+ * and insn.next_byte themselves, as upstream does for recovered bytes.
+ */
+static int rk_insn_decode_kernel(struct insn *insn, const void *ptr)
+{
+	static unsigned char text[MAX_INSN_SIZE];
+
+	if ((unsigned long)ptr >= 0xffff800000000000UL) {
+		if (copy_from_kernel_nofault(text, ptr, MAX_INSN_SIZE))
+			return -EFAULT;
+		ptr = text;
+	}
+	return insn_decode(insn, ptr, MAX_INSN_SIZE, INSN_MODE_64);
+}
 
 /*
- * No probe is armed in the image, so recovery only restores ftrace sites,
- * which the harness does in rk_env_recover() as __recover_probed_insn() does.
+ * The one other probe the harness may arm: get_kprobe() finds it where
+ * rk_env_probe() says, armed and, if so, optimized (neither queued for
+ * unoptimizing nor on the optimizing list).
  */
-unsigned long recover_probed_instruction(kprobe_opcode_t *buf,
-					 unsigned long addr)
+static struct optimized_kprobe rk_other;
+
+static inline struct kprobe *get_kprobe(void *addr)
 {
-	if (!rk_env_recover(addr, buf))
-		return 0;
-	return (unsigned long)buf;
+	unsigned char opcode, copied[DISP32_SIZE];
+	int optimized;
+
+	if (!rk_env_probe((unsigned long)addr, &opcode, &optimized, copied))
+		return NULL;
+	memset(&rk_other, 0, sizeof(rk_other));
+	rk_other.kp.addr = addr;
+	rk_other.kp.opcode = opcode;
+	rk_other.kp.flags = optimized ? KPROBE_FLAG_OPTIMIZED : 0;
+	memcpy(rk_other.optinsn.copied_insn, copied, DISP32_SIZE);
+	rk_other.list.next = &rk_other.list;
+	rk_other.list.prev = &rk_other.list;
+	return &rk_other.kp;
 }
+
+static inline bool kprobe_optimized(struct kprobe *p)
+{
+	return p->flags & KPROBE_FLAG_OPTIMIZED;
+}
+
+static inline int kprobe_disarmed(struct kprobe *p)
+{
+	return 0;
+}
+
+static inline int list_empty(const struct list_head *head)
+{
+	return head->next == head;
+}
+
+static inline bool optprobe_queued_unopt(struct optimized_kprobe *op)
+{
+	return false;
+}
+
+static inline unsigned long ftrace_location(unsigned long ip)
+{
+	return rk_env_ftrace(ip) ? ip : 0;
+}
+
+static const unsigned char rk_nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+static const unsigned char * const x86_nops[] = { [5] = rk_nop5 };
+
+unsigned long __recover_optprobed_insn(kprobe_opcode_t *buf,
+				       unsigned long addr);
 
 static bool kallsyms_lookup_size_offset(unsigned long addr,
 					unsigned long *symbolsize,
@@ -220,18 +289,6 @@ static inline bool boot_cpu_has(int feature)
 unsigned long rk_entry_text_start, rk_entry_text_end;
 #define __entry_text_start ((char *)rk_entry_text_start)
 #define __entry_text_end ((char *)rk_entry_text_end)
-
-static struct kprobe rk_other_probe;
-
-static inline struct kprobe *get_kprobe(void *addr)
-{
-	return rk_env_armed((unsigned long)addr) ? &rk_other_probe : NULL;
-}
-
-static inline int kprobe_disarmed(struct kprobe *p)
-{
-	return 0;
-}
 
 /* The instruction slot and text_poke(): record instead of writing. */
 unsigned long rk_slot;
@@ -300,6 +357,17 @@ unsigned long rk_optimized_callback;
 int rk_c_can_probe(unsigned long addr)
 {
 	return can_probe(addr);
+}
+
+/* recover_probed_instruction() and the MAX_INSN_SIZE bytes it points to. */
+int rk_c_recover(unsigned long addr, unsigned char *out)
+{
+	kprobe_opcode_t buf[MAX_INSN_SIZE];
+	unsigned long at = recover_probed_instruction(buf, addr);
+
+	if (!at)
+		return 0;
+	return !copy_from_kernel_nofault(out, (void *)at, MAX_INSN_SIZE);
 }
 
 int rk_c_can_optimize(unsigned long addr)

@@ -15,6 +15,8 @@ int rk_env_cfi_trap(unsigned long addr);
 int rk_env_kgdb(unsigned long addr);
 int rk_env_alternatives(unsigned long start, unsigned long end);
 int rk_env_reserved(unsigned long start, unsigned long end);
-int rk_env_armed(unsigned long addr);
+int rk_env_probe(unsigned long addr, unsigned char *opcode, int *optimized,
+		 unsigned char *copied);
+int rk_env_ftrace(unsigned long addr);
 
 #endif

@@ -3,8 +3,8 @@
 //! The differential: upstream's C and the Rust decisions side by side at every instruction
 //! boundary of an [`Image`].
 
-use crate::image::Image;
-use rkprobes_x86_insn::kprobes::{self, Config, Emulation, Regs, Stack, Template};
+use crate::image::{Image, OtherProbe};
+use rkprobes_x86_insn::kprobes::{self, Config, Emulation, KernelText, Regs, Stack, Template};
 use rkprobes_x86_insn::{Insn, Mode, OpcodeMap};
 use std::collections::BTreeMap;
 
@@ -243,6 +243,8 @@ mod run_c {
     struct Site {
         addr: u64,
         start: u64,
+        end: u64,
+        len: u64,
     }
 
     pub fn run(img: &Image, opts: &Options) -> Report {
@@ -275,7 +277,12 @@ mod run_c {
             let func = boundaries(img, start, size);
             let sampled = func.len() <= opts.opt_full;
             for (i, (addr, insn)) in func.iter().enumerate() {
-                let site = Site { addr: *addr, start };
+                let site = Site {
+                    addr: *addr,
+                    start,
+                    end: start + size,
+                    len: insn.len() as u64,
+                };
                 let opt = sampled || i % opts.opt_stride.max(1) == 0;
                 let mut diffs = Vec::new();
                 compare_site(&mut c, img, opts, &tmpl, &site, opt, &mut rep, &mut diffs);
@@ -367,6 +374,46 @@ mod run_c {
             r == ca,
             format!("adjust_kprobe_addr C {ca:x?} Rust {r:x?}"),
         );
+
+        // Another probe armed here, plain (int3) and optimized (jmp rel32): what
+        // recover_probed_instruction() restores at and after it, and the boundary check of
+        // the next instruction, whose walk reads through it.
+        let mut orig = [0u8; 5];
+        img.read(s.addr, &mut orig);
+        for optimized in [None, Some([orig[1], orig[2], orig[3], orig[4]])] {
+            img.probe.set(Some(OtherProbe {
+                addr: s.addr,
+                opcode: orig[0],
+                optimized,
+            }));
+            let what = if optimized.is_some() {
+                "optimized"
+            } else {
+                "kprobe"
+            };
+            for at in s.addr..s.addr + 5 {
+                let cr = c.recover(at);
+                let rr = img.recover(at);
+                check(
+                    rep,
+                    false,
+                    cr == rr,
+                    format!("recover {at:#x} with {what} here: C {cr:02x?} Rust {rr:02x?}"),
+                );
+            }
+            let next = s.addr + s.len;
+            if next < s.end {
+                let rc = kprobes::can_probe(img, &opts.cfg, next);
+                let cc = c.can_probe(next);
+                check(
+                    rep,
+                    true,
+                    rc == cc,
+                    format!("can_probe after a {what}: C {cc} Rust {rc}"),
+                );
+            }
+            img.probe.set(None);
+        }
 
         for slot in [Slot::Near, Slot::Far] {
             let slot_addr = slot.addr(s.addr);
@@ -522,17 +569,56 @@ mod run_c {
                         rc == co.check,
                         format!("{tag}: check C {} Rust {rc}", co.check),
                     );
-                    // Another armed probe inside the replaced bytes.
-                    img.armed.set(Some(s.addr + o.size as u64 - 1));
+                    // Another armed probe inside the replaced bytes: its int3 is in the
+                    // text, recovered for the copy, and refuses the optimization.
+                    let inside = s.addr + o.size as u64 - 1;
+                    let mut first = [0u8];
+                    img.read(inside, &mut first);
+                    img.probe.set(Some(OtherProbe {
+                        addr: inside,
+                        opcode: first[0],
+                        optimized: None,
+                    }));
                     let co2 = c.prepare_optimized_kprobe(s.addr, slot_addr);
-                    let rc2 = kprobes::check_optimized_kprobe(img, s.addr, o.size)
+                    let mut buf2 = vec![0u8; tmpl.max_optinsn_size()];
+                    let ro2 = kprobes::prepare_optimized_kprobe(
+                        img,
+                        &opts.cfg,
+                        s.addr,
+                        slot_addr.wrapping_add(opts.rust_slot_skew),
+                        op,
+                        tmpl,
+                        &mut buf2,
+                    );
+                    // arch_check_optimized_kprobe() runs on a prepared probe.
+                    let size2 = if co2.ret == 0 {
+                        co2.size as usize
+                    } else {
+                        o.size
+                    };
+                    let rc2 = kprobes::check_optimized_kprobe(img, s.addr, size2)
                         .err()
                         .unwrap_or(0);
-                    img.armed.set(None);
+                    img.probe.set(None);
+                    let same = match ro2 {
+                        Ok(o2) => {
+                            co2.ret == 0
+                                && o2.size == co2.size as usize
+                                && o2.len == co2.len as usize
+                                && buf2[..o2.len] == co2.poked[..o2.len.min(512)]
+                        }
+                        Err(e) => co2.ret == e,
+                    };
                     check(
                         rep,
                         true,
-                        rc2 == co2.check,
+                        same,
+                        format!("{tag}: with a probe inside C {} Rust {ro2:?}", co2.ret),
+                    );
+                    check(
+                        rep,
+                        true,
+                        co2.ret != 0 || (rc2 == co2.check && rc2 == kprobes::errno::EEXIST),
                         format!(
                             "{tag}: check with a probe inside C {} Rust {rc2}",
                             co2.check

@@ -83,6 +83,7 @@ extern "C" {
 
     fn rk_c_can_probe(addr: c_ulong) -> c_int;
     fn rk_c_can_optimize(addr: c_ulong) -> c_int;
+    fn rk_c_recover(addr: c_ulong, out: *mut c_uchar) -> c_int;
     fn rk_c_adjust_kprobe_addr(addr: c_ulong, offset: c_ulong, entry: *mut c_int) -> c_ulong;
     fn rk_c_prepare_kprobe(addr: c_ulong, slot: c_ulong, post: c_int, out: *mut CKprobe) -> c_int;
     fn rk_c_emulate(regs: *mut PtRegs);
@@ -152,6 +153,14 @@ impl<'a> Upstream<'a> {
     pub fn can_probe(&mut self, addr: u64) -> bool {
         // SAFETY: `self` holds LOCK and IMAGE points to a live image.
         unsafe { rk_c_can_probe(addr) != 0 }
+    }
+
+    /// `recover_probed_instruction()` and the bytes it points to.
+    pub fn recover(&mut self, addr: u64) -> Option<[u8; MAX_INSN_SIZE]> {
+        let mut out = [0u8; MAX_INSN_SIZE];
+        // SAFETY: as in `can_probe`; `out` has room for MAX_INSN_SIZE bytes.
+        let ok = unsafe { rk_c_recover(addr, out.as_mut_ptr()) };
+        (ok != 0).then_some(out)
     }
 
     /// `can_optimize()`.
@@ -238,21 +247,37 @@ pub unsafe extern "C" fn rk_env_read(addr: c_ulong, buf: *mut c_uchar, len: c_in
     with_image(0, |img| img.read(addr, out).into())
 }
 
-/// `recover_probed_instruction()` into `buf`.
+/// `get_kprobe(addr)`: the other probe's first byte, whether it is optimized, and its
+/// copied bytes.
 ///
 /// # Safety
 ///
-/// `buf` must be valid for `MAX_INSN_SIZE` bytes of writes.
+/// `opcode` and `optimized` must be valid for writes, `copied` for `DISP32_SIZE` bytes.
 #[no_mangle]
-pub unsafe extern "C" fn rk_env_recover(addr: c_ulong, buf: *mut c_uchar) -> c_int {
-    with_image(0, |img| match img.recover(addr) {
-        Some(bytes) => {
-            // SAFETY: the caller guarantees `buf` is valid for MAX_INSN_SIZE bytes.
-            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf, MAX_INSN_SIZE) };
+pub unsafe extern "C" fn rk_env_probe(
+    addr: c_ulong,
+    opcode: *mut c_uchar,
+    optimized: *mut c_int,
+    copied: *mut c_uchar,
+) -> c_int {
+    with_image(0, |img| match img.probe.get().filter(|p| p.addr == addr) {
+        Some(p) => {
+            let bytes = p.optimized.unwrap_or_default();
+            // SAFETY: the caller guarantees the three pointers are valid for writes.
+            unsafe {
+                *opcode = p.opcode;
+                *optimized = p.optimized.is_some().into();
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), copied, bytes.len());
+            }
             1
         }
         None => 0,
     })
+}
+
+#[no_mangle]
+extern "C" fn rk_env_ftrace(addr: c_ulong) -> c_int {
+    with_image(0, |img| img.is_ftrace(addr).into())
 }
 
 /// `kallsyms_lookup_size_offset()`.
@@ -302,9 +327,4 @@ extern "C" fn rk_env_alternatives(start: c_ulong, end: c_ulong) -> c_int {
 #[no_mangle]
 extern "C" fn rk_env_reserved(start: c_ulong, end: c_ulong) -> c_int {
     with_image(0, |img| img.ftrace_text_reserved(start, end).into())
-}
-
-#[no_mangle]
-extern "C" fn rk_env_armed(addr: c_ulong) -> c_int {
-    with_image(0, |img| img.armed_kprobe_at(addr).into())
 }

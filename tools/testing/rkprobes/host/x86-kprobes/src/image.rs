@@ -3,12 +3,28 @@
 //! The kernel model both sides of the differential read: text, symbols and the tables
 //! upstream consults.
 
-use rkprobes_x86_insn::kprobes::{KernelText, SymbolSpan, MAX_INSN_SIZE};
+use rkprobes_x86_insn::kprobes::{
+    recover_optprobed_insn, recover_probed_insn, KernelText, SymbolSpan, DISP32_SIZE, MAX_INSN_SIZE,
+};
 use std::cell::Cell;
 use std::collections::HashSet;
 
-/// The 5-byte NOP an ftrace site holds while unused (`x86_nops[5]`).
-pub const NOP5: [u8; 5] = [0x0f, 0x1f, 0x44, 0x00, 0x00];
+pub use rkprobes_x86_insn::kprobes::NOP5;
+
+/// Another probe, armed: its int3 (or, optimized, its `jmp rel32`) is in the text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OtherProbe {
+    /// Where it is.
+    pub addr: u64,
+    /// The original first byte (`p->opcode`).
+    pub opcode: u8,
+    /// For an optimized probe, the original bytes after the first
+    /// (`op->optinsn.copied_insn`).
+    pub optimized: Option<[u8; DISP32_SIZE]>,
+}
+
+/// Where the jump of an optimized [`OtherProbe`] goes.
+const OTHER_DETOUR: u64 = 0xffff_ffff_c010_0000;
 
 /// A kernel text image and the tables kprobes consults about it.
 #[derive(Default)]
@@ -31,13 +47,40 @@ pub struct Image {
     pub cfi_traps: HashSet<u64>,
     /// The entry text (`__entry_text_start` to `__entry_text_end`).
     pub entry_text: (u64, u64),
-    /// An address where another armed kprobe sits, if any.
-    pub armed: Cell<Option<u64>>,
+    /// Another armed probe, if any.
+    pub probe: Cell<Option<OtherProbe>>,
 }
 
 impl Image {
-    /// Returns `len` bytes at `addr`, zero past the end of the text; `None` before it.
+    /// Reads the text at `addr` as the running kernel holds it, with another probe's int3 or
+    /// jump in place; zero past the end of the text, `false` before it or beyond.
     pub fn read(&self, addr: u64, out: &mut [u8]) -> bool {
+        if !self.read_original(addr, out) {
+            return false;
+        }
+        if let Some(p) = self.probe.get() {
+            let mut patch = [0u8; 5];
+            let n = if p.optimized.is_some() {
+                let rel = OTHER_DETOUR.wrapping_sub(p.addr + 5) as u32;
+                patch[0] = 0xe9;
+                patch[1..].copy_from_slice(&rel.to_le_bytes());
+                5
+            } else {
+                patch[0] = 0xcc;
+                1
+            };
+            for (i, b) in patch[..n].iter().enumerate() {
+                let at = p.addr.wrapping_add(i as u64);
+                if let Some(o) = at.checked_sub(addr).and_then(|o| out.get_mut(o as usize)) {
+                    *o = *b;
+                }
+            }
+        }
+        true
+    }
+
+    /// Reads the original text at `addr`, zero past its end; `false` before it or beyond.
+    pub fn read_original(&self, addr: u64, out: &mut [u8]) -> bool {
         let Some(off) = addr.checked_sub(self.base) else {
             return false;
         };
@@ -75,7 +118,8 @@ impl Image {
         }
     }
 
-    fn is_ftrace(&self, addr: u64) -> bool {
+    /// Whether `addr` is an ftrace site (`ftrace_location(addr) == addr`).
+    pub fn is_ftrace(&self, addr: u64) -> bool {
         self.ftrace.binary_search(&addr).is_ok()
     }
 
@@ -92,10 +136,17 @@ impl KernelText for Image {
         if !self.read(addr, &mut buf) {
             return None;
         }
-        // __recover_probed_insn(): an ftrace site is restored to the 5-byte NOP.
-        if self.is_ftrace(addr) {
-            buf[..5].copy_from_slice(&NOP5);
+        let probe = self.probe.get();
+        // __recover_optprobed_insn(): an optimized probe up to 4 bytes before.
+        if let Some((p, copied)) = probe.and_then(|p| Some((p, p.optimized?))) {
+            if addr.wrapping_sub(p.addr) < 5 {
+                recover_optprobed_insn(&mut buf, addr, p.addr, p.opcode, &copied);
+                return Some(buf);
+            }
         }
+        // __recover_probed_insn()
+        let kprobe = probe.filter(|p| p.addr == addr).map(|p| p.opcode);
+        recover_probed_insn(&mut buf, self.is_ftrace(addr), kprobe);
         Some(buf)
     }
 
@@ -134,7 +185,7 @@ impl KernelText for Image {
     }
 
     fn armed_kprobe_at(&self, addr: u64) -> bool {
-        self.armed.get() == Some(addr)
+        self.probe.get().is_some_and(|p| p.addr == addr)
     }
 }
 

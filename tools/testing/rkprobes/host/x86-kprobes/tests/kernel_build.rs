@@ -193,6 +193,11 @@ pub extern "C" fn exercise(
     if let Err(e) = kprobes::check_optimized_kprobe(&k, w[3], w[7] as usize) {
         r = r.wrapping_add(e.into());
     }
+    let mut buf = [0u8; MAX_INSN_SIZE];
+    kprobes::recover_probed_insn(&mut buf, w[1] & 1 != 0, text.first().copied());
+    let copied = [buf[1], buf[2], buf[3], buf[4]];
+    kprobes::recover_optprobed_insn(&mut buf, w[3], w[4], w[5] as u8, &copied);
+    r = r.wrapping_add(i64::from(buf[w[6] as usize % MAX_INSN_SIZE]));
     let mut word = [0u8; 4];
     for (d, s) in word.iter_mut().zip(text.iter()) {
         *d = *s;
