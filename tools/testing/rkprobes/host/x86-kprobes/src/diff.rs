@@ -117,6 +117,19 @@ fn non_legacy(insn: &Insn) -> bool {
     !matches!(insn.opcode().0, OpcodeMap::Legacy(_))
 }
 
+/// Returns the last instruction boundary strictly inside `(addr, addr + size)`.
+fn inner_boundary(img: &Image, addr: u64, size: u64) -> Option<u64> {
+    let mut at = addr;
+    let mut last = None;
+    while at < addr + size {
+        if at > addr {
+            last = Some(at);
+        }
+        at += decode_at(img, at)?.len() as u64;
+    }
+    last
+}
+
 /// Returns the boundaries of the symbol `(start, size)` as the Rust decoder finds them.
 fn boundaries(img: &Image, start: u64, size: u64) -> Vec<(u64, Insn)> {
     let mut out = Vec::new();
@@ -569,61 +582,53 @@ mod run_c {
                         rc == co.check,
                         format!("{tag}: check C {} Rust {rc}", co.check),
                     );
-                    // Another armed probe inside the replaced bytes: its int3 is in the
-                    // text, recovered for the copy, and refuses the optimization.
-                    let inside = s.addr + o.size as u64 - 1;
-                    let mut first = [0u8];
-                    img.read(inside, &mut first);
-                    img.probe.set(Some(OtherProbe {
-                        addr: inside,
-                        opcode: first[0],
-                        optimized: None,
-                    }));
-                    let co2 = c.prepare_optimized_kprobe(s.addr, slot_addr);
-                    let mut buf2 = vec![0u8; tmpl.max_optinsn_size()];
-                    let ro2 = kprobes::prepare_optimized_kprobe(
-                        img,
-                        &opts.cfg,
-                        s.addr,
-                        slot_addr.wrapping_add(opts.rust_slot_skew),
-                        op,
-                        tmpl,
-                        &mut buf2,
-                    );
-                    // arch_check_optimized_kprobe() runs on a prepared probe.
-                    let size2 = if co2.ret == 0 {
-                        co2.size as usize
-                    } else {
-                        o.size
-                    };
-                    let rc2 = kprobes::check_optimized_kprobe(img, s.addr, size2)
-                        .err()
-                        .unwrap_or(0);
-                    img.probe.set(None);
-                    let same = match ro2 {
-                        Ok(o2) => {
-                            co2.ret == 0
-                                && o2.size == co2.size as usize
-                                && o2.len == co2.len as usize
-                                && buf2[..o2.len] == co2.poked[..o2.len.min(512)]
-                        }
-                        Err(e) => co2.ret == e,
-                    };
-                    check(
-                        rep,
-                        true,
-                        same,
-                        format!("{tag}: with a probe inside C {} Rust {ro2:?}", co2.ret),
-                    );
-                    check(
-                        rep,
-                        true,
-                        co2.ret != 0 || (rc2 == co2.check && rc2 == kprobes::errno::EEXIST),
-                        format!(
-                            "{tag}: check with a probe inside C {} Rust {rc2}",
-                            co2.check
-                        ),
-                    );
+                    // Another armed probe at an instruction boundary inside the replaced
+                    // bytes: its int3 is in the text, recovered for the copy (the detour is
+                    // the same), and it refuses the optimization.
+                    if let Some(inside) = inner_boundary(img, s.addr, o.size as u64) {
+                        let mut first = [0u8];
+                        img.read(inside, &mut first);
+                        img.probe.set(Some(OtherProbe {
+                            addr: inside,
+                            opcode: first[0],
+                            optimized: None,
+                        }));
+                        let co2 = c.prepare_optimized_kprobe(s.addr, slot_addr);
+                        let mut buf2 = vec![0u8; tmpl.max_optinsn_size()];
+                        let ro2 = kprobes::prepare_optimized_kprobe(
+                            img,
+                            &opts.cfg,
+                            s.addr,
+                            slot_addr.wrapping_add(opts.rust_slot_skew),
+                            op,
+                            tmpl,
+                            &mut buf2,
+                        );
+                        let rc2 = kprobes::check_optimized_kprobe(img, s.addr, o.size)
+                            .err()
+                            .unwrap_or(0);
+                        img.probe.set(None);
+                        let cl2 = (co2.len as usize).min(512);
+                        check(
+                            rep,
+                            true,
+                            ro2 == Ok(o)
+                                && buf2 == buf
+                                && co2.ret == 0
+                                && co2.poked[..cl2] == buf[..o.len],
+                            format!("{tag}: with a probe inside C {} Rust {ro2:?}", co2.ret),
+                        );
+                        check(
+                            rep,
+                            true,
+                            rc2 == co2.check && rc2 == kprobes::errno::EEXIST,
+                            format!(
+                                "{tag}: check with a probe inside C {} Rust {rc2}",
+                                co2.check
+                            ),
+                        );
+                        count(rep, "optprobe with another probe inside".into());
+                    }
                     count(rep, format!("prepare_optimized_kprobe ok, size {}", o.size));
                 }
             }
