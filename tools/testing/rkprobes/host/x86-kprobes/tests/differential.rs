@@ -51,6 +51,7 @@ fn corpus_matches_upstream() {
         "prepare_optimized_kprobe errno -34",
         "prepare_optimized_kprobe errno -84",
         "prepare_optimized_kprobe ok, size 5",
+        "optprobe with another probe inside",
     ] {
         assert!(rep.outcomes.contains_key(outcome), "never saw {outcome}");
     }
