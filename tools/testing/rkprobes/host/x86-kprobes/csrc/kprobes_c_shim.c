@@ -228,9 +228,6 @@ static inline unsigned long ftrace_location(unsigned long ip)
 static const unsigned char rk_nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 static const unsigned char * const x86_nops[] = { [5] = rk_nop5 };
 
-unsigned long __recover_optprobed_insn(kprobe_opcode_t *buf,
-				       unsigned long addr);
-
 static bool kallsyms_lookup_size_offset(unsigned long addr,
 					unsigned long *symbolsize,
 					unsigned long *offset)

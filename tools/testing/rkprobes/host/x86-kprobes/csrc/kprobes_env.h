@@ -19,4 +19,7 @@ int rk_env_probe(unsigned long addr, unsigned char *opcode, int *optimized,
 		 unsigned char *copied);
 int rk_env_ftrace(unsigned long addr);
 
+/* As upstream's common.h declares it: opt.c defines it, core.c calls it. */
+unsigned long __recover_optprobed_insn(unsigned char *buf, unsigned long addr);
+
 #endif
