@@ -12,3 +12,8 @@
 mod insn_decoder;
 
 pub use insn_decoder::*;
+
+/// The x86 kprobes decisions and emulators (`arch/x86/kernel/kprobes/`), built here as
+/// `no_std` next to the decoder they use, as the kernel includes them.
+#[path = "../../../../../../arch/x86/kernel/kprobes/mod.rs"]
+pub mod kprobes;
