@@ -4,37 +4,50 @@
 //!
 //! # Constraints
 //!
-//! - Handlers run in atomic context, on the CPU that hit the probe, with preemption disabled and
-//!   often with interrupts disabled too. They must not sleep: no `GFP_KERNEL` allocation, no
-//!   mutex, no `msleep`. Keep them short; use atomics or spinlocks for shared state.
-//! - Handlers of one probe run concurrently on several CPUs, so handler types are [`Sync`].
-//! - A probe hit while a handler is already running on that CPU (for example because the handler
-//!   calls the probed function) does not run the handler again; it is counted as missed
-//!   (see [`Kprobe::nmissed`]).
+//! - Handlers run in atomic context, on the CPU that hit the probe, with preemption disabled; on
+//!   most architectures they run from a breakpoint exception that the kernel enters like an NMI.
+//!   They must not sleep: no `GFP_KERNEL` allocation, no mutex, no `msleep`. A handler gets
+//!   `&self` and a [`KprobeHit`] or [`KretprobeHit`], which only offer what needs no lock;
+//!   enabling, disabling and unregistering (which take `kprobe_mutex` and may sleep) are methods
+//!   of the [`Kprobe`] and [`Kretprobe`] objects, which handlers never see.
+//! - Handlers of one probe run concurrently on several CPUs, so handler types are [`Sync`]; and
+//!   since a probe may fire after the frame that registered it is gone, they own their data:
+//!   handler types are `'static` (a handler borrowing a local does not compile).
+//! - Handlers do not nest on one CPU: a hit while a handler of any probe runs on that CPU (for
+//!   example because the handler calls a probed function) runs no handler and is counted as
+//!   missed (see [`Kprobe::nmissed`]).
+//! - Locks: a probe can fire anywhere, with interrupts enabled or not, also inside a critical
+//!   section on the same CPU. A lock that handlers take must therefore never be held where one of
+//!   its probes can fire on the same CPU: a [`SpinLock`] that only the handlers take is safe
+//!   (they do not nest), while one also taken in process context deadlocks if the probe fires
+//!   inside that critical section (for example in an interrupt, or because the probed function is
+//!   called with the lock held). Prefer atomics for state shared with the rest of the module.
 //! - Handlers observe: they get the registers read-only and cannot redirect execution.
-//! - Registering, unregistering (dropping the handle), enabling and disabling may sleep: do them
-//!   in process context.
+//! - Registering, unregistering (dropping the probe), enabling and disabling may sleep: do them in
+//!   process context.
 //! - The handler functions themselves are not blacklisted; probing them only produces misses.
 //!
 //! # Design
 //!
-//! A [`Kprobe`] owns a C `struct kprobe`, a [`Kretprobe`] a C `struct kretprobe`. Each is built in
-//! place by a pin-initialiser that registers it, and unregisters itself when dropped, so a
-//! registered probe never moves and nothing can use it after it is gone: dropping the handle
-//! waits until no handler runs any more, and the borrow checker refuses any later use: after
-//! `drop(probe)`, `probe.nmissed()` is a "borrow of moved value" error. While the probe is
-//! registered the C structure belongs to the kprobes core, so it is kept in an [`Opaque`] and only
-//! touched through raw pointers.
+//! A [`Kprobe`] owns a C `struct kprobe`, a [`Kretprobe`] a C `struct kretprobe`, next to the
+//! handler value. Each is built in place by a pin-initialiser that initialises the handler (itself
+//! in place, so it can hold a lock) and then registers the probe, and it unregisters itself when
+//! dropped, so a registered probe never moves and nothing can use it after it is gone: dropping
+//! the probe waits until no handler runs any more, and the borrow checker refuses any later use.
+//! While the probe is registered the C structure belongs to the kprobes core, so it is kept in an
+//! [`Opaque`] and only touched through raw pointers.
 //!
 //! A probe that is leaked instead (with [`core::mem::forget`], or in a reference cycle) stays
-//! registered; in a module that is then unloaded its handlers would point into freed text. Keep
-//! probes in the module's state, so that they are dropped when it exits.
+//! registered with its handler, which stays valid because it is `'static` and owned by the leaked
+//! allocation; but in a module that is then unloaded the handler's code would be gone. Keep probes
+//! in the module's state, so that they are dropped when it exits.
 //!
 //! What a probe does is given by a handler type: [`KprobeHandler`] for the pre and post handlers
 //! of a [`Kprobe`], [`KretprobeHandler`] for the entry and return handlers of a [`Kretprobe`],
 //! which pass a typed value from function entry to function return. Where to probe is a
-//! [`ProbePoint`]: a symbol plus an offset, or an address. Bad input is refused by the kprobes core
-//! with its usual error codes and comes back as an [`Error`].
+//! [`ProbePoint`]: a symbol plus an offset, or an address. What the type system cannot rule out
+//! (an unknown symbol, a place that may not be probed) is refused by the kprobes core with its
+//! usual error codes and comes back as an [`Error`].
 //!
 //! # Examples
 //!
@@ -42,7 +55,7 @@
 //!
 //! ```
 //! use core::sync::atomic::{AtomicUsize, Ordering};
-//! use kernel::kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs};
+//! use kernel::kprobes::{Kprobe, KprobeHandler, KprobeHit, ProbePoint, PtRegs};
 //!
 //! #[inline(never)]
 //! extern "C" fn probed(x: usize) -> usize {
@@ -57,8 +70,8 @@
 //!
 //! #[vtable]
 //! impl KprobeHandler for CallCounter {
-//!     fn pre_handler(probe: &Kprobe<Self>, _regs: &PtRegs) {
-//!         probe.handler().calls.fetch_add(1, Ordering::Relaxed);
+//!     fn pre_handler(&self, _hit: &KprobeHit, _regs: &PtRegs) {
+//!         self.calls.fetch_add(1, Ordering::Relaxed);
 //!     }
 //! }
 //!
@@ -74,38 +87,66 @@
 //! # Ok::<(), Error>(())
 //! ```
 //!
+//! A handler cannot borrow data of the frame that registers it: the probe could outlive the frame
+//! (with [`core::mem::forget`]) and its handler would then read a dead stack.
+//!
+//! ```compile_fail,E0597
+//! use core::sync::atomic::{AtomicUsize, Ordering};
+//! use kernel::{c_str, kprobes::{Kprobe, KprobeHandler, KprobeHit, ProbePoint, PtRegs}};
+//!
+//! struct Borrowing<'a>(&'a AtomicUsize);
+//!
+//! #[vtable]
+//! impl KprobeHandler for Borrowing<'static> {
+//!     fn pre_handler(&self, _hit: &KprobeHit, _regs: &PtRegs) {
+//!         self.0.fetch_add(1, Ordering::Relaxed);
+//!     }
+//! }
+//!
+//! fn plant() -> Result {
+//!     let local = AtomicUsize::new(0);
+//!     let probe = Kprobe::register(ProbePoint::symbol(c_str!("kernel_clone")), Borrowing(&local))?;
+//!     core::mem::forget(probe);
+//!     Ok(())
+//! }
+//! ```
+//!
 //! C header: [`include/linux/kprobes.h`](srctree/include/linux/kprobes.h)
+//!
+//! [`SpinLock`]: crate::sync::SpinLock
 
 use crate::{
     bindings,
     error::{to_result, VTABLE_DEFAULT_ERROR},
     ffi::{c_int, c_ulong},
+    init::pin_init_from_closure,
     prelude::*,
     types::Opaque,
 };
 use core::{
     mem::{offset_of, MaybeUninit},
+    num::NonZeroU32,
     ptr::{self, addr_of, addr_of_mut},
 };
 
 /// Where a probe is placed: a symbol plus an offset, or an address plus an offset.
 ///
-/// This mirrors the `symbol_name`, `offset` and `addr` fields of the C `struct kprobe`, and like
-/// them it can describe invalid places; registration then fails with the C error code:
-/// `EINVAL` if both or neither of symbol and address are given, `ENOENT` if the symbol is
-/// unknown, `EINVAL` if the place may not be probed (blacklisted, not text), `EILSEQ` (on some
-/// architectures) if it is not on an instruction boundary.
+/// It is always exactly one of the two, as the kprobes core requires of the `symbol_name` and
+/// `addr` fields of `struct kprobe`. What only the core can check is refused at registration
+/// with the C error code: `ENOENT` if the symbol is unknown, `EINVAL` if the place may not be
+/// probed (address zero, blacklisted, not text), `EILSEQ` (on some architectures) if it is not on
+/// an instruction boundary.
 ///
 /// # Examples
 ///
 /// ```
-/// use kernel::{c_str, kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs}};
+/// use kernel::{c_str, kprobes::{Kprobe, KprobeHandler, KprobeHit, ProbePoint, PtRegs}};
 ///
 /// struct Nothing;
 ///
 /// #[vtable]
 /// impl KprobeHandler for Nothing {
-///     fn pre_handler(_probe: &Kprobe<Self>, _regs: &PtRegs) {}
+///     fn pre_handler(&self, _hit: &KprobeHit, _regs: &PtRegs) {}
 /// }
 ///
 /// let entry = ProbePoint::symbol(c_str!("kernel_clone"));
@@ -115,13 +156,20 @@ use core::{
 ///
 /// let unknown = ProbePoint::symbol(c_str!("rkprobes_no_such_symbol"));
 /// assert_eq!(Kprobe::register(unknown, Nothing).err(), Some(ENOENT));
+/// assert_eq!(Kprobe::register(ProbePoint::address(0), Nothing).err(), Some(EINVAL));
 /// # Ok::<(), Error>(())
 /// ```
 #[derive(Clone, Copy)]
 pub struct ProbePoint {
-    symbol: Option<&'static CStr>,
-    addr: usize,
+    target: Target,
     offset: u32,
+}
+
+/// What a [`ProbePoint`] is relative to.
+#[derive(Clone, Copy)]
+enum Target {
+    Symbol(&'static CStr),
+    Address(usize),
 }
 
 /// The address at which direct calls enter the function at `addr`.
@@ -138,40 +186,19 @@ pub fn function_entry(addr: usize) -> usize {
 
 impl ProbePoint {
     /// Creates a probe point at the first instruction of the symbol `name`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use kernel::{c_str, kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs}};
-    ///
-    /// struct Nothing;
-    ///
-    /// #[vtable]
-    /// impl KprobeHandler for Nothing {
-    ///     fn pre_handler(_probe: &Kprobe<Self>, _regs: &PtRegs) {}
-    /// }
-    ///
-    /// let probe = Kprobe::register(ProbePoint::symbol(c_str!("kernel_clone")), Nothing)?;
-    /// assert!(probe.address() != 0);
-    /// # Ok::<(), Error>(())
-    /// ```
     pub const fn symbol(name: &'static CStr) -> Self {
         Self {
-            symbol: Some(name),
-            addr: 0,
+            target: Target::Symbol(name),
             offset: 0,
         }
     }
 
     /// Creates a probe point at the instruction at address `addr`.
     ///
-    /// An address of zero gives a probe point with neither symbol nor address, which registration
-    /// refuses with `EINVAL`.
-    ///
     /// # Examples
     ///
     /// ```
-    /// use kernel::kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs};
+    /// use kernel::kprobes::{Kprobe, KprobeHandler, KprobeHit, ProbePoint, PtRegs};
     ///
     /// #[inline(never)]
     /// extern "C" fn probed(x: usize) -> usize {
@@ -184,7 +211,7 @@ impl ProbePoint {
     ///
     /// #[vtable]
     /// impl KprobeHandler for Nothing {
-    ///     fn pre_handler(_probe: &Kprobe<Self>, _regs: &PtRegs) {}
+    ///     fn pre_handler(&self, _hit: &KprobeHit, _regs: &PtRegs) {}
     /// }
     ///
     /// // Computed at run time: objtool refuses a relocation to `probed + 4` with IBT.
@@ -192,15 +219,11 @@ impl ProbePoint {
     /// let probe = Kprobe::register(ProbePoint::address(entry), Nothing)?;
     /// // With IBT the probe moves past the `endbr64` that starts the function.
     /// assert!(probe.address() >= entry && probe.address() <= entry + 4);
-    /// drop(probe);
-    ///
-    /// assert_eq!(Kprobe::register(ProbePoint::address(0), Nothing).err(), Some(EINVAL));
     /// # Ok::<(), Error>(())
     /// ```
     pub const fn address(addr: usize) -> Self {
         Self {
-            symbol: None,
-            addr,
+            target: Target::Address(addr),
             offset: 0,
         }
     }
@@ -211,7 +234,7 @@ impl ProbePoint {
     /// # Examples
     ///
     /// ```
-    /// use kernel::kprobes::{function_entry, Kprobe, KprobeHandler, ProbePoint, PtRegs};
+    /// use kernel::kprobes::{function_entry, Kprobe, KprobeHandler, KprobeHit, ProbePoint, PtRegs};
     ///
     /// #[inline(never)]
     /// extern "C" fn probed(x: usize) -> usize {
@@ -222,7 +245,7 @@ impl ProbePoint {
     ///
     /// #[vtable]
     /// impl KprobeHandler for Nothing {
-    ///     fn pre_handler(_probe: &Kprobe<Self>, _regs: &PtRegs) {}
+    ///     fn pre_handler(&self, _hit: &KprobeHit, _regs: &PtRegs) {}
     /// }
     ///
     /// let f = core::hint::black_box(probed as *const () as usize);
@@ -239,13 +262,13 @@ impl ProbePoint {
     /// # Examples
     ///
     /// ```
-    /// use kernel::{c_str, kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs}};
+    /// use kernel::{c_str, kprobes::{Kprobe, KprobeHandler, KprobeHit, ProbePoint, PtRegs}};
     ///
     /// struct Nothing;
     ///
     /// #[vtable]
     /// impl KprobeHandler for Nothing {
-    ///     fn pre_handler(_probe: &Kprobe<Self>, _regs: &PtRegs) {}
+    ///     fn pre_handler(&self, _hit: &KprobeHit, _regs: &PtRegs) {}
     /// }
     ///
     /// let entry = Kprobe::register(ProbePoint::symbol(c_str!("kernel_clone")), Nothing)?;
@@ -262,58 +285,47 @@ impl ProbePoint {
         Self { offset, ..self }
     }
 
-    /// Sets the address as well as the symbol, as the C structure allows.
+    /// Writes this point, the handlers and the initial state into the zeroed `kp`.
     ///
-    /// A probe point with both a symbol and an address is refused by registration with `EINVAL`;
-    /// this exists so that Rust callers get exactly the C behaviour for every combination.
+    /// # Safety
     ///
-    /// # Examples
-    ///
-    /// ```
-    /// use kernel::{c_str, kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs}};
-    ///
-    /// #[inline(never)]
-    /// extern "C" fn probed(x: usize) -> usize {
-    ///     // Opaque to the optimiser, so every call really happens.
-    ///     let x = core::hint::black_box(x);
-    ///     x + 1
-    /// }
-    ///
-    /// struct Nothing;
-    ///
-    /// #[vtable]
-    /// impl KprobeHandler for Nothing {
-    ///     fn pre_handler(_probe: &Kprobe<Self>, _regs: &PtRegs) {}
-    /// }
-    ///
-    /// let entry = probed as *const () as usize;
-    /// let both = ProbePoint::symbol(c_str!("kernel_clone")).with_address(entry);
-    /// assert_eq!(Kprobe::register(both, Nothing).err(), Some(EINVAL));
-    /// ```
-    pub const fn with_address(self, addr: usize) -> Self {
-        Self { addr, ..self }
-    }
-
-    /// The C `struct kprobe` for this point, with the given handlers and everything else zero.
-    fn to_kprobe(
+    /// `kp` must be valid for writes and not yet registered.
+    unsafe fn write_to(
         self,
+        kp: *mut bindings::kprobe,
         pre_handler: bindings::kprobe_pre_handler_t,
         post_handler: bindings::kprobe_post_handler_t,
-    ) -> bindings::kprobe {
-        let mut kp = MaybeUninit::<bindings::kprobe>::zeroed();
-        let raw = kp.as_mut_ptr();
-        // SAFETY: `raw` points to a local that no one else can see; every field of the C
-        // `struct kprobe` (pointers, integers, optional function pointers, list heads) is valid
-        // when all its bits are zero, so `assume_init` below is sound as well.
+        state: State,
+    ) {
+        let (symbol_name, addr) = match self.target {
+            Target::Symbol(name) => (name.as_char_ptr(), ptr::null_mut()),
+            Target::Address(addr) => (ptr::null(), addr as *mut bindings::kprobe_opcode_t),
+        };
+        let flags = match state {
+            State::Enabled => 0,
+            // Registration keeps this flag and arms nothing (C: `kprobe_disabled(p)`).
+            State::Disabled => bindings::KPROBE_FLAG_DISABLED,
+        };
+        // SAFETY: every field of `struct kprobe` (pointers, integers, optional function pointers,
+        // list heads) is valid when all its bits are zero, and `kp` is valid for writes by the
+        // caller's guarantee.
         unsafe {
-            (*raw).symbol_name = self.symbol.map_or(ptr::null(), |s| s.as_char_ptr());
-            (*raw).addr = self.addr as *mut bindings::kprobe_opcode_t;
-            (*raw).offset = self.offset;
-            (*raw).pre_handler = pre_handler;
-            (*raw).post_handler = post_handler;
-            kp.assume_init()
+            kp.write(MaybeUninit::<bindings::kprobe>::zeroed().assume_init());
+            (*kp).symbol_name = symbol_name;
+            (*kp).addr = addr;
+            (*kp).offset = self.offset;
+            (*kp).pre_handler = pre_handler;
+            (*kp).post_handler = post_handler;
+            (*kp).flags = flags;
         }
     }
+}
+
+/// Whether a probe starts enabled or disabled.
+#[derive(Clone, Copy)]
+enum State {
+    Enabled,
+    Disabled,
 }
 
 /// The registers of the CPU that hit a probe, as saved by the probe's exception or trampoline.
@@ -324,32 +336,49 @@ impl ProbePoint {
 ///
 /// ```
 /// use core::sync::atomic::{AtomicUsize, Ordering};
-/// use kernel::kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs};
+/// use kernel::kprobes::{Kprobe, KprobeHandler, KprobeHit, ProbePoint, PtRegs};
 ///
 /// #[inline(never)]
-/// extern "C" fn probed(a: usize, b: usize) -> usize {
+/// extern "C" fn probed(a: usize, b: usize, c: usize) -> usize {
 ///     // Opaque to the optimiser, so every call really happens.
-///     let (a, b) = core::hint::black_box((a, b));
-///     a.wrapping_sub(b)
+///     let (a, b, c) = core::hint::black_box((a, b, c));
+///     a ^ b ^ c
 /// }
 ///
-/// struct FirstArgument(AtomicUsize);
+/// #[derive(Default)]
+/// struct Seen {
+///     first: AtomicUsize,
+///     third: AtomicUsize,
+///     ip: AtomicUsize,
+///     sp: AtomicUsize,
+/// }
 ///
 /// #[vtable]
-/// impl KprobeHandler for FirstArgument {
-///     fn pre_handler(probe: &Kprobe<Self>, regs: &PtRegs) {
-///         probe.handler().0.store(regs.argument(0), Ordering::Relaxed);
+/// impl KprobeHandler for Seen {
+///     fn pre_handler(&self, _hit: &KprobeHit, regs: &PtRegs) {
+///         self.first.store(regs.argument(0), Ordering::Relaxed);
+///         self.third.store(regs.argument(2), Ordering::Relaxed);
+///         self.ip.store(regs.instruction_pointer(), Ordering::Relaxed);
+///         self.sp.store(regs.stack_pointer(), Ordering::Relaxed);
 ///     }
 /// }
 ///
-/// let probe = Kprobe::register(
-///     ProbePoint::function(probed as *const () as usize),
-///     FirstArgument(AtomicUsize::new(0)),
-/// )?;
-/// probed(1234, 5);
-/// let seen = probe.handler().0.load(Ordering::Relaxed);
+/// let point = ProbePoint::function(probed as *const () as usize);
+/// let probe = Kprobe::register(point, Seen::default())?;
+/// probed(1234, 5, 0x7777);
+/// let h = probe.handler();
+/// let (first, third) = (h.first.load(Ordering::Relaxed), h.third.load(Ordering::Relaxed));
+/// let (ip, sp) = (h.ip.load(Ordering::Relaxed), h.sp.load(Ordering::Relaxed));
+/// let addr = probe.address();
 /// drop(probe);
-/// assert_eq!(seen, 1234);
+/// assert_eq!((first, third), (1234, 0x7777));
+/// // At or just past the probed instruction (x86 reports the address after its breakpoint).
+/// assert!(ip >= addr && ip < addr + 16);
+/// // The caller's stack, close below a local of this test.
+/// let local = 0u64;
+/// let here = core::hint::black_box(&local) as *const u64 as usize;
+/// assert!(sp != 0 && sp % core::mem::size_of::<usize>() == 0);
+/// assert!(sp.abs_diff(here) < 4096);
 /// # Ok::<(), Error>(())
 /// ```
 #[repr(transparent)]
@@ -360,7 +389,7 @@ impl PtRegs {
     ///
     /// # Safety
     ///
-    /// `ptr` must point to a valid `struct pt_regs` that stays valid and is not written for `'a`.
+    /// `ptr` must point to a valid `struct pt_regs` that stays valid for `'a`.
     unsafe fn from_raw<'a>(ptr: *mut bindings::pt_regs) -> &'a Self {
         // SAFETY: `PtRegs` is a transparent wrapper of `Opaque<pt_regs>`, which has the layout of
         // `pt_regs`; the caller guarantees validity for `'a`.
@@ -371,124 +400,18 @@ impl PtRegs {
     ///
     /// In a pre handler it is at or just past the probed instruction, depending on the
     /// architecture: x86 reports the address after its one-byte breakpoint.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use core::sync::atomic::{AtomicUsize, Ordering};
-    /// use kernel::kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs};
-    ///
-    /// #[inline(never)]
-    /// extern "C" fn probed(x: usize) -> usize {
-    ///     // Opaque to the optimiser, so every call really happens.
-    ///     let x = core::hint::black_box(x);
-    ///     x.rotate_left(3)
-    /// }
-    ///
-    /// struct Ip(AtomicUsize);
-    ///
-    /// #[vtable]
-    /// impl KprobeHandler for Ip {
-    ///     fn pre_handler(probe: &Kprobe<Self>, regs: &PtRegs) {
-    ///         probe.handler().0.store(regs.instruction_pointer(), Ordering::Relaxed);
-    ///     }
-    /// }
-    ///
-    /// let point = ProbePoint::function(probed as *const () as usize);
-    /// let probe = Kprobe::register(point, Ip(AtomicUsize::new(0)))?;
-    /// probed(7);
-    /// let ip = probe.handler().0.load(Ordering::Relaxed);
-    /// let addr = probe.address();
-    /// drop(probe);
-    /// assert!(ip >= addr && ip < addr + 16);
-    /// # Ok::<(), Error>(())
-    /// ```
     pub fn instruction_pointer(&self) -> usize {
         // SAFETY: `self.0` holds valid registers by the type invariant of the reference.
         unsafe { bindings::instruction_pointer(self.0.get()) as usize }
     }
 
     /// Returns the kernel stack pointer.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use core::sync::atomic::{AtomicUsize, Ordering};
-    /// use kernel::kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs};
-    ///
-    /// #[inline(never)]
-    /// extern "C" fn probed(x: usize) -> usize {
-    ///     // Opaque to the optimiser, so every call really happens.
-    ///     let x = core::hint::black_box(x);
-    ///     x.rotate_right(5)
-    /// }
-    ///
-    /// struct Sp(AtomicUsize);
-    ///
-    /// #[vtable]
-    /// impl KprobeHandler for Sp {
-    ///     fn pre_handler(probe: &Kprobe<Self>, regs: &PtRegs) {
-    ///         probe.handler().0.store(regs.stack_pointer(), Ordering::Relaxed);
-    ///     }
-    /// }
-    ///
-    /// let point = ProbePoint::function(probed as *const () as usize);
-    /// let probe = Kprobe::register(point, Sp(AtomicUsize::new(0)))?;
-    /// probed(9);
-    /// let sp = probe.handler().0.load(Ordering::Relaxed);
-    /// drop(probe);
-    /// // The caller's stack, close below a local of this test.
-    /// let local = 0u64;
-    /// let here = core::hint::black_box(&local) as *const u64 as usize;
-    /// assert!(sp != 0 && sp % core::mem::size_of::<usize>() == 0);
-    /// assert!(sp.abs_diff(here) < 4096);
-    /// # Ok::<(), Error>(())
-    /// ```
     pub fn stack_pointer(&self) -> usize {
         // SAFETY: `self.0` holds valid registers by the type invariant of the reference.
         unsafe { bindings::kernel_stack_pointer(self.0.get()) as usize }
     }
 
     /// Returns the function return value register; meaningful in a return handler.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use core::sync::atomic::{AtomicUsize, Ordering};
-    /// use kernel::kprobes::{Kretprobe, KretprobeHandler, ProbePoint, PtRegs};
-    ///
-    /// #[inline(never)]
-    /// extern "C" fn probed(x: usize) -> usize {
-    ///     // Opaque to the optimiser, so every call really happens.
-    ///     let x = core::hint::black_box(x);
-    ///     x * 2 + 1
-    /// }
-    ///
-    /// struct Returned(AtomicUsize);
-    ///
-    /// impl KretprobeHandler for Returned {
-    ///     type Data = ();
-    ///
-    ///     fn entry_handler(_probe: &Kretprobe<Self>, _regs: &PtRegs) -> Option<()> {
-    ///         Some(())
-    ///     }
-    ///
-    ///     fn return_handler(probe: &Kretprobe<Self>, regs: &PtRegs, _data: ()) {
-    ///         probe.handler().0.store(regs.return_value(), Ordering::Relaxed);
-    ///     }
-    /// }
-    ///
-    /// let probe = Kretprobe::register(
-    ///     ProbePoint::function(probed as *const () as usize),
-    ///     None,
-    ///     Returned(AtomicUsize::new(0)),
-    /// )?;
-    /// probed(20);
-    /// let returned = probe.handler().0.load(Ordering::Relaxed);
-    /// drop(probe);
-    /// assert_eq!(returned, 41);
-    /// # Ok::<(), Error>(())
-    /// ```
     pub fn return_value(&self) -> usize {
         // SAFETY: `self.0` holds valid registers by the type invariant of the reference.
         unsafe { bindings::regs_return_value(self.0.get()) as usize }
@@ -498,41 +421,76 @@ impl PtRegs {
     ///
     /// It follows the architecture's C calling convention (Rust functions must be `extern "C"`
     /// for it to be exact), and reads 0 for arguments the architecture cannot locate.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use core::sync::atomic::{AtomicUsize, Ordering};
-    /// use kernel::kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs};
-    ///
-    /// #[inline(never)]
-    /// extern "C" fn probed(a: usize, b: usize, c: usize) -> usize {
-    ///     // Opaque to the optimiser, so every call really happens.
-    ///     let (a, b, c) = core::hint::black_box((a, b, c));
-    ///     a ^ b ^ c
-    /// }
-    ///
-    /// struct Third(AtomicUsize);
-    ///
-    /// #[vtable]
-    /// impl KprobeHandler for Third {
-    ///     fn pre_handler(probe: &Kprobe<Self>, regs: &PtRegs) {
-    ///         probe.handler().0.store(regs.argument(2), Ordering::Relaxed);
-    ///     }
-    /// }
-    ///
-    /// let point = ProbePoint::function(probed as *const () as usize);
-    /// let probe = Kprobe::register(point, Third(AtomicUsize::new(0)))?;
-    /// probed(1, 2, 0x7777);
-    /// let third = probe.handler().0.load(Ordering::Relaxed);
-    /// drop(probe);
-    /// assert_eq!(third, 0x7777);
-    /// # Ok::<(), Error>(())
-    /// ```
     pub fn argument(&self, n: u32) -> usize {
         // SAFETY: `self.0` holds valid registers by the type invariant of the reference; the C
         // function bounds-checks `n` and any stack slot it reads.
         unsafe { bindings::regs_get_kernel_argument(self.0.get(), n) as usize }
+    }
+}
+
+/// Reads a field of a registered probe that the kprobes core may write concurrently.
+///
+/// # Safety
+///
+/// `field` must point into a live `struct kprobe` or `struct kretprobe`.
+unsafe fn read_once<T: Copy>(field: *const T) -> T {
+    // SAFETY: valid by the caller's guarantee; a volatile read is READ_ONCE.
+    unsafe { ptr::read_volatile(field) }
+}
+
+/// The kprobe that was hit, as its handler sees it: what can be read without a lock.
+///
+/// # Invariants
+///
+/// The wrapped `struct kprobe` is registered (or being unregistered) for as long as the
+/// reference exists.
+#[repr(transparent)]
+pub struct KprobeHit(Opaque<bindings::kprobe>);
+
+impl KprobeHit {
+    /// Creates a reference to the probe at `p`.
+    ///
+    /// # Safety
+    ///
+    /// `p` must point to a `struct kprobe` that stays registered for `'a`.
+    unsafe fn from_raw<'a>(p: *mut bindings::kprobe) -> &'a Self {
+        // SAFETY: `KprobeHit` is a transparent wrapper of `Opaque<kprobe>`; valid for `'a` by
+        // the caller's guarantee.
+        unsafe { &*p.cast::<Self>() }
+    }
+
+    /// Returns the address the kprobes core resolved the probe point to.
+    pub fn address(&self) -> usize {
+        // SAFETY: the probe is live by the type invariant.
+        unsafe { read_once(addr_of!((*self.0.get()).addr)) as usize }
+    }
+
+    /// Returns how many hits ran no handler because a handler was already running on that CPU.
+    pub fn nmissed(&self) -> usize {
+        // SAFETY: the probe is live by the type invariant.
+        unsafe { read_once(addr_of!((*self.0.get()).nmissed)) as usize }
+    }
+
+    /// Returns whether the probe is enabled (neither disabled nor gone with its module text).
+    fn is_enabled(&self) -> bool {
+        // SAFETY: the probe is live by the type invariant.
+        let flags = unsafe { read_once(addr_of!((*self.0.get()).flags)) };
+        flags & (bindings::KPROBE_FLAG_DISABLED | bindings::KPROBE_FLAG_GONE) == 0
+    }
+
+    /// `enable_kprobe()` or `disable_kprobe()`; may sleep.
+    fn set_enabled(&self, enable: bool) -> Result {
+        let kp = self.0.get();
+        // SAFETY: the probe is registered by the type invariant; the C functions serialise with
+        // `kprobe_mutex`, so they are called from process context only (`Kprobe` and
+        // `Kretprobe` never give handlers a way to reach this).
+        to_result(unsafe {
+            if enable {
+                bindings::enable_kprobe(kp)
+            } else {
+                bindings::disable_kprobe(kp)
+            }
+        })
     }
 }
 
@@ -542,13 +500,14 @@ impl PtRegs {
 /// not installed in the C structure at all. Without a post handler the kprobes core may optimise
 /// the probe into a jump (on x86), which makes hits cheaper.
 ///
-/// Handlers run in atomic context and must not sleep; see the [module documentation](self).
+/// Handlers run in atomic context and must not sleep; see the [module documentation](self) for
+/// which locks they may take.
 ///
 /// # Examples
 ///
 /// ```
 /// use core::sync::atomic::{AtomicUsize, Ordering};
-/// use kernel::kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs};
+/// use kernel::kprobes::{Kprobe, KprobeHandler, KprobeHit, ProbePoint, PtRegs};
 ///
 /// #[inline(never)]
 /// extern "C" fn probed(x: usize) -> usize {
@@ -565,15 +524,14 @@ impl PtRegs {
 ///
 /// #[vtable]
 /// impl KprobeHandler for PrePost {
-///     fn pre_handler(probe: &Kprobe<Self>, _regs: &PtRegs) {
-///         probe.handler().pre.fetch_add(1, Ordering::Relaxed);
+///     fn pre_handler(&self, _hit: &KprobeHit, _regs: &PtRegs) {
+///         self.pre.fetch_add(1, Ordering::Relaxed);
 ///     }
 ///
-///     fn post_handler(probe: &Kprobe<Self>, _regs: &PtRegs) {
+///     fn post_handler(&self, _hit: &KprobeHit, _regs: &PtRegs) {
 ///         // The pre handler of the same hit has run.
-///         let h = probe.handler();
-///         if h.pre.load(Ordering::Relaxed) > h.post.load(Ordering::Relaxed) {
-///             h.post.fetch_add(1, Ordering::Relaxed);
+///         if self.pre.load(Ordering::Relaxed) > self.post.load(Ordering::Relaxed) {
+///             self.post.fetch_add(1, Ordering::Relaxed);
 ///         }
 ///     }
 /// }
@@ -590,15 +548,31 @@ impl PtRegs {
 /// assert_eq!((pre, post), (2, 2));
 /// # Ok::<(), Error>(())
 /// ```
+///
+/// A handler cannot reach what sleeps: it gets no [`Kprobe`], so it cannot disable its probe.
+///
+/// ```compile_fail,E0599
+/// use kernel::kprobes::{KprobeHandler, KprobeHit, PtRegs};
+///
+/// struct Disabler;
+///
+/// #[vtable]
+/// impl KprobeHandler for Disabler {
+///     fn pre_handler(&self, hit: &KprobeHit, _regs: &PtRegs) {
+///         // `disable_kprobe()` takes `kprobe_mutex`: not in atomic context.
+///         let _ = hit.disable();
+///     }
+/// }
+/// ```
 #[vtable]
-pub trait KprobeHandler: Send + Sync + Sized {
+pub trait KprobeHandler: Send + Sync + 'static {
     /// Called when the CPU reaches the probed instruction, before it runs.
     ///
     /// # Examples
     ///
     /// ```
-    /// use core::sync::atomic::{AtomicBool, Ordering};
-    /// use kernel::kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs};
+    /// use core::sync::atomic::{AtomicUsize, Ordering};
+    /// use kernel::kprobes::{Kprobe, KprobeHandler, KprobeHit, ProbePoint, PtRegs};
     ///
     /// #[inline(never)]
     /// extern "C" fn probed(x: usize) -> usize {
@@ -607,25 +581,26 @@ pub trait KprobeHandler: Send + Sync + Sized {
     ///     x.reverse_bits()
     /// }
     ///
-    /// struct Seen(AtomicBool);
+    /// // What the hit context tells: the probe's address.
+    /// struct SeenAt(AtomicUsize);
     ///
     /// #[vtable]
-    /// impl KprobeHandler for Seen {
-    ///     fn pre_handler(probe: &Kprobe<Self>, _regs: &PtRegs) {
-    ///         probe.handler().0.store(true, Ordering::Relaxed);
+    /// impl KprobeHandler for SeenAt {
+    ///     fn pre_handler(&self, hit: &KprobeHit, _regs: &PtRegs) {
+    ///         self.0.store(hit.address(), Ordering::Relaxed);
     ///     }
     /// }
     ///
     /// let point = ProbePoint::function(probed as *const () as usize);
-    /// let probe = Kprobe::register(point, Seen(AtomicBool::new(false)))?;
+    /// let probe = Kprobe::register(point, SeenAt(AtomicUsize::new(0)))?;
     /// let before = probe.handler().0.load(Ordering::Relaxed);
     /// probed(1);
-    /// let after = probe.handler().0.load(Ordering::Relaxed);
+    /// let (after, addr) = (probe.handler().0.load(Ordering::Relaxed), probe.address());
     /// drop(probe);
-    /// assert!(!before && after);
+    /// assert_eq!((before, after), (0, addr));
     /// # Ok::<(), Error>(())
     /// ```
-    fn pre_handler(_probe: &Kprobe<Self>, _regs: &PtRegs) {
+    fn pre_handler(&self, _hit: &KprobeHit, _regs: &PtRegs) {
         crate::build_error(VTABLE_DEFAULT_ERROR)
     }
 
@@ -635,7 +610,7 @@ pub trait KprobeHandler: Send + Sync + Sized {
     ///
     /// ```
     /// use core::sync::atomic::{AtomicUsize, Ordering};
-    /// use kernel::kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs};
+    /// use kernel::kprobes::{Kprobe, KprobeHandler, KprobeHit, ProbePoint, PtRegs};
     ///
     /// #[inline(never)]
     /// extern "C" fn probed(x: usize) -> usize {
@@ -649,8 +624,8 @@ pub trait KprobeHandler: Send + Sync + Sized {
     ///
     /// #[vtable]
     /// impl KprobeHandler for After {
-    ///     fn post_handler(probe: &Kprobe<Self>, _regs: &PtRegs) {
-    ///         probe.handler().0.fetch_add(1, Ordering::Relaxed);
+    ///     fn post_handler(&self, _hit: &KprobeHit, _regs: &PtRegs) {
+    ///         self.0.fetch_add(1, Ordering::Relaxed);
     ///     }
     /// }
     ///
@@ -663,15 +638,16 @@ pub trait KprobeHandler: Send + Sync + Sized {
     /// assert_eq!(hits, 2);
     /// # Ok::<(), Error>(())
     /// ```
-    fn post_handler(_probe: &Kprobe<Self>, _regs: &PtRegs) {
+    fn post_handler(&self, _hit: &KprobeHit, _regs: &PtRegs) {
         crate::build_error(VTABLE_DEFAULT_ERROR)
     }
 }
 
 /// A registered kprobe with handlers `T`.
 ///
-/// Created registered by [`Kprobe::new`] (in place) or [`Kprobe::register`] (in a [`KBox`]);
-/// dropping it unregisters it, which may sleep and waits for running handlers to finish.
+/// Created registered by [`Kprobe::new`] or [`Kprobe::new_disabled`] (in place) or
+/// [`Kprobe::register`] (in a [`KBox`]); dropping it unregisters it, which may sleep and waits
+/// for running handlers to finish, and then drops the handler.
 ///
 /// # Invariants
 ///
@@ -680,9 +656,16 @@ pub trait KprobeHandler: Send + Sync + Sized {
 ///
 /// # Examples
 ///
+/// The handler is initialised in place, so it can hold a lock. This one is only taken by the
+/// handler and, below, by the test at a point where the probe cannot fire on its CPU (only
+/// `probed` hits it, and it is not called with the lock held).
+///
 /// ```
-/// use core::sync::atomic::{AtomicUsize, Ordering};
-/// use kernel::kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs};
+/// use kernel::{
+///     kprobes::{Kprobe, KprobeHandler, KprobeHit, ProbePoint, PtRegs},
+///     new_spinlock,
+///     sync::SpinLock,
+/// };
 ///
 /// #[inline(never)]
 /// extern "C" fn probed(x: usize) -> usize {
@@ -691,24 +674,47 @@ pub trait KprobeHandler: Send + Sync + Sized {
 ///     x.leading_zeros() as usize
 /// }
 ///
-/// struct Hits(AtomicUsize);
+/// #[pin_data]
+/// struct Arguments {
+///     #[pin]
+///     seen: SpinLock<(usize, usize)>,
+/// }
 ///
 /// #[vtable]
-/// impl KprobeHandler for Hits {
-///     fn pre_handler(probe: &Kprobe<Self>, _regs: &PtRegs) {
-///         probe.handler().0.fetch_add(1, Ordering::Relaxed);
+/// impl KprobeHandler for Arguments {
+///     fn pre_handler(&self, _hit: &KprobeHit, regs: &PtRegs) {
+///         let mut seen = self.seen.lock();
+///         seen.0 += 1;
+///         seen.1 = seen.1.wrapping_add(regs.argument(0));
 ///     }
 /// }
 ///
-/// // In place, here in a `KBox` with a specific allocation flag.
-/// let probe = KBox::pin_init(
-///     Kprobe::new(ProbePoint::function(probed as *const () as usize), Hits(AtomicUsize::new(0))),
-///     GFP_KERNEL,
-/// )?;
-/// probed(1);
-/// let hits = probe.handler().0.load(Ordering::Relaxed);
+/// let handler = try_pin_init!(Arguments { seen <- new_spinlock!((0, 0), "rkprobes_doc") }? Error);
+/// let point = ProbePoint::function(probed as *const () as usize);
+/// let probe = KBox::pin_init(Kprobe::new(point, handler), GFP_KERNEL)?;
+/// probed(40);
+/// probed(2);
+/// let seen = *probe.handler().seen.lock();
 /// drop(probe);
-/// assert_eq!(hits, 1);
+/// assert_eq!(seen, (2, 42));
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// After the drop the probe cannot be used any more:
+///
+/// ```compile_fail,E0382
+/// use kernel::{c_str, kprobes::{Kprobe, KprobeHandler, KprobeHit, ProbePoint, PtRegs}};
+///
+/// struct Nothing;
+///
+/// #[vtable]
+/// impl KprobeHandler for Nothing {
+///     fn pre_handler(&self, _hit: &KprobeHit, _regs: &PtRegs) {}
+/// }
+///
+/// let probe = Kprobe::register(ProbePoint::symbol(c_str!("kernel_clone")), Nothing)?;
+/// drop(probe);
+/// let _ = probe.nmissed();
 /// # Ok::<(), Error>(())
 /// ```
 #[pin_data(PinnedDrop)]
@@ -716,10 +722,12 @@ pub trait KprobeHandler: Send + Sync + Sized {
 pub struct Kprobe<T> {
     #[pin]
     kp: Opaque<bindings::kprobe>,
+    #[pin]
     handler: T,
 }
 
-// SAFETY: The C kprobe may be unregistered from any thread; the handler is owned and `Send`.
+// SAFETY: The C kprobe may be unregistered from any thread, which then drops the handler: that
+// needs `T: Send`.
 unsafe impl<T: Send> Send for Kprobe<T> {}
 
 // SAFETY: Through `&Kprobe` the C functions (which lock internally) are called and the handler
@@ -727,32 +735,93 @@ unsafe impl<T: Send> Send for Kprobe<T> {}
 unsafe impl<T: Sync> Sync for Kprobe<T> {}
 
 impl<T: KprobeHandler> Kprobe<T> {
-    /// Creates an initialiser that registers a kprobe at `point` with `handler`.
+    /// Creates an initialiser that initialises `handler` and registers a kprobe at `point` with it.
     ///
-    /// Initialisation fails with the C error code if the kprobes core refuses the probe.
+    /// Initialisation fails with the C error code if the kprobes core refuses the probe; the
+    /// handler is then dropped.
     ///
     /// # Examples
     ///
     /// ```
-    /// use kernel::{c_str, kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs}};
+    /// use kernel::{c_str, kprobes::{Kprobe, KprobeHandler, KprobeHit, ProbePoint, PtRegs}};
     ///
     /// struct Nothing;
     ///
     /// #[vtable]
     /// impl KprobeHandler for Nothing {
-    ///     fn pre_handler(_probe: &Kprobe<Self>, _regs: &PtRegs) {}
+    ///     fn pre_handler(&self, _hit: &KprobeHit, _regs: &PtRegs) {}
     /// }
-    ///
-    /// let unknown = ProbePoint::symbol(c_str!("rkprobes_no_such_symbol"));
-    /// let result = KBox::pin_init(Kprobe::new(unknown, Nothing), GFP_KERNEL);
-    /// assert_eq!(result.err(), Some(ENOENT));
     ///
     /// // `get_kprobe` is on the kprobes blacklist.
     /// let blacklisted = ProbePoint::symbol(c_str!("get_kprobe"));
     /// let result = KBox::pin_init(Kprobe::new(blacklisted, Nothing), GFP_KERNEL);
     /// assert_eq!(result.err(), Some(EINVAL));
     /// ```
-    pub fn new(point: ProbePoint, handler: T) -> impl PinInit<Self, Error> {
+    pub fn new(point: ProbePoint, handler: impl PinInit<T, Error>) -> impl PinInit<Self, Error>
+    {
+        Self::with_state(point, handler, State::Enabled)
+    }
+
+    /// Like [`Kprobe::new`], but the probe starts disabled: no handler runs until
+    /// [`Kprobe::enable`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::sync::atomic::{AtomicUsize, Ordering};
+    /// use kernel::kprobes::{Kprobe, KprobeHandler, KprobeHit, ProbePoint, PtRegs};
+    ///
+    /// #[inline(never)]
+    /// extern "C" fn probed(x: usize) -> usize {
+    ///     // Opaque to the optimiser, so every call really happens.
+    ///     let x = core::hint::black_box(x);
+    ///     x.swap_bytes()
+    /// }
+    ///
+    /// struct Hits(AtomicUsize);
+    ///
+    /// #[vtable]
+    /// impl KprobeHandler for Hits {
+    ///     fn pre_handler(&self, _hit: &KprobeHit, _regs: &PtRegs) {
+    ///         self.0.fetch_add(1, Ordering::Relaxed);
+    ///     }
+    /// }
+    ///
+    /// let point = ProbePoint::function(probed as *const () as usize);
+    /// let probe = KBox::pin_init(Kprobe::new_disabled(point, Hits(AtomicUsize::new(0))), GFP_KERNEL)?;
+    /// let disabled = !probe.is_enabled();
+    /// probed(1);
+    /// let while_disabled = probe.handler().0.load(Ordering::Relaxed);
+    /// probe.enable()?;
+    /// probed(2);
+    /// probe.disable()?;
+    /// probed(3);
+    /// let hits = probe.handler().0.load(Ordering::Relaxed);
+    /// drop(probe);
+    /// assert!(disabled);
+    /// assert_eq!((while_disabled, hits), (0, 1));
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn new_disabled(
+        point: ProbePoint,
+        handler: impl PinInit<T, Error>,
+    ) -> impl PinInit<Self, Error>
+    {
+        Self::with_state(point, handler, State::Disabled)
+    }
+
+    /// Registers an enabled kprobe at `point` with `handler` in a new [`KBox`].
+    pub fn register(point: ProbePoint, handler: impl PinInit<T, Error>) -> Result<Pin<KBox<Self>>>
+    {
+        KBox::pin_init(Self::new(point, handler), GFP_KERNEL)
+    }
+
+    fn with_state(
+        point: ProbePoint,
+        handler: impl PinInit<T, Error>,
+        state: State,
+    ) -> impl PinInit<Self, Error>
+    {
         let pre_handler: bindings::kprobe_pre_handler_t = if T::HAS_PRE_HANDLER {
             Some(Self::pre_handler_callback)
         } else {
@@ -763,53 +832,22 @@ impl<T: KprobeHandler> Kprobe<T> {
         } else {
             None
         };
-        let init = move |slot: *mut Self| -> Result {
-            // SAFETY: `slot` is valid for writes and does not move (see below); the fields are
-            // written through raw pointers, and `kp` only through `Opaque::raw_get`.
-            let kp = unsafe {
-                addr_of_mut!((*slot).handler).write(handler);
-                let kp = Opaque::raw_get(addr_of!((*slot).kp));
-                kp.write(point.to_kprobe(pre_handler, post_handler));
-                kp
-            };
-            // SAFETY: `kp` is a fully initialised `struct kprobe` at its final address, and the
-            // handler it calls is initialised. From here on C owns it until it is unregistered.
-            let ret = unsafe { bindings::register_kprobe(kp) };
-            if let Err(e) = to_result(ret) {
-                // SAFETY: The handler was written above; C refused the probe and keeps no
-                // pointer to it, so the slot can be given back without dropping `kp`.
-                unsafe { ptr::drop_in_place(addr_of_mut!((*slot).handler)) };
-                return Err(e);
-            }
-            // INVARIANT: `kp` is registered with handlers for `T`.
-            Ok(())
+        let register = move |kp: *mut bindings::kprobe| {
+            // SAFETY: `kp` is valid for writes and not registered yet (`register_in_place`).
+            unsafe { point.write_to(kp, pre_handler, post_handler, state) };
+            // SAFETY: `kp` is a fully initialised `struct kprobe` that does not move; its
+            // handlers, if any, are the callbacks of this `Kprobe<T>`.
+            to_result(unsafe { bindings::register_kprobe(kp) })
         };
-        // SAFETY: On success every field is initialised; on failure the slot holds nothing that
-        // needs dropping and the kprobes core does not refer to it. The closure relies on the
-        // slot not moving, which pinning guarantees.
-        unsafe { crate::init::pin_init_from_closure(init) }
-    }
-
-    /// Registers a kprobe at `point` with `handler` in a new [`KBox`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use kernel::{c_str, kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs}};
-    ///
-    /// struct Nothing;
-    ///
-    /// #[vtable]
-    /// impl KprobeHandler for Nothing {
-    ///     fn pre_handler(_probe: &Kprobe<Self>, _regs: &PtRegs) {}
-    /// }
-    ///
-    /// let probe = Kprobe::register(ProbePoint::symbol(c_str!("kernel_clone")), Nothing)?;
-    /// assert!(probe.is_enabled());
-    /// # Ok::<(), Error>(())
-    /// ```
-    pub fn register(point: ProbePoint, handler: T) -> Result<Pin<KBox<Self>>> {
-        KBox::pin_init(Self::new(point, handler), GFP_KERNEL)
+        // SAFETY: `kp` is a field of a pinned `Kprobe<T>` that is initialised after the handler
+        // (below), so the callbacks find the handler there once the probe is registered; `kp` is
+        // written before it is registered and a failed registration keeps no reference to it.
+        let kp = unsafe { register_in_place(register) };
+        // The handler is initialised first: the probe may fire as soon as it is registered.
+        try_pin_init!(Self {
+            handler <- handler,
+            kp <- kp,
+        }? Error)
     }
 
     /// The C pre handler: finds the [`Kprobe`] and calls [`KprobeHandler::pre_handler`].
@@ -823,7 +861,7 @@ impl<T: KprobeHandler> Kprobe<T> {
     ) -> c_int {
         // SAFETY: By the caller's guarantee `p` is in a live `Kprobe<T>`, and so are `regs`.
         let (probe, regs) = unsafe { (Self::from_raw(p), PtRegs::from_raw(regs)) };
-        T::pre_handler(probe, regs);
+        probe.handler.pre_handler(probe.hit(), regs);
         // Zero: single-step the probed instruction as usual.
         0
     }
@@ -840,7 +878,7 @@ impl<T: KprobeHandler> Kprobe<T> {
     ) {
         // SAFETY: By the caller's guarantee `p` is in a live `Kprobe<T>`, and so are `regs`.
         let (probe, regs) = unsafe { (Self::from_raw(p), PtRegs::from_raw(regs)) };
-        T::post_handler(probe, regs);
+        probe.handler.post_handler(probe.hit(), regs);
     }
 
     /// Returns the [`Kprobe`] whose `kp` is at `p`.
@@ -855,27 +893,37 @@ impl<T: KprobeHandler> Kprobe<T> {
     }
 }
 
+/// Initialises the C probe structure in `slot` and registers it with `register`.
+///
+/// `register` gets a pointer to the uninitialised structure at its final address, valid for
+/// writes.
+///
+/// # Safety
+///
+/// The caller guarantees that once `register` succeeds, whatever the registered structure's
+/// callbacks reach is initialised and stays so until the structure is unregistered, and that
+/// a failed `register` leaves no pointer to the structure in the kprobes core.
+unsafe fn register_in_place<C>(
+    register: impl FnOnce(*mut C) -> Result,
+) -> impl PinInit<Opaque<C>, Error> {
+    let init = move |slot: *mut Opaque<C>| register(Opaque::raw_get(slot));
+    // SAFETY: On success the structure is initialised by `register`; `Opaque` needs no other
+    // initialisation and is never moved after that, which pinning guarantees. On failure it
+    // holds nothing that needs dropping.
+    unsafe { pin_init_from_closure(init) }
+}
+
 impl<T> Kprobe<T> {
     /// Returns the handler.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use kernel::{c_str, kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs}};
-    ///
-    /// struct Named(&'static str);
-    ///
-    /// #[vtable]
-    /// impl KprobeHandler for Named {
-    ///     fn pre_handler(_probe: &Kprobe<Self>, _regs: &PtRegs) {}
-    /// }
-    ///
-    /// let probe = Kprobe::register(ProbePoint::symbol(c_str!("kernel_clone")), Named("clone"))?;
-    /// assert_eq!(probe.handler().0, "clone");
-    /// # Ok::<(), Error>(())
-    /// ```
     pub fn handler(&self) -> &T {
         &self.handler
+    }
+
+    /// Returns what handlers see of this probe.
+    fn hit(&self) -> &KprobeHit {
+        // SAFETY: `kp` is registered until `drop` starts, by the type invariant, and `self` is
+        // borrowed for the lifetime of the result.
+        unsafe { KprobeHit::from_raw(self.kp.get()) }
     }
 
     /// Returns the address the kprobes core resolved the probe point to.
@@ -883,13 +931,13 @@ impl<T> Kprobe<T> {
     /// # Examples
     ///
     /// ```
-    /// use kernel::{c_str, kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs}};
+    /// use kernel::{c_str, kprobes::{Kprobe, KprobeHandler, KprobeHit, ProbePoint, PtRegs}};
     ///
     /// struct Nothing;
     ///
     /// #[vtable]
     /// impl KprobeHandler for Nothing {
-    ///     fn pre_handler(_probe: &Kprobe<Self>, _regs: &PtRegs) {}
+    ///     fn pre_handler(&self, _hit: &KprobeHit, _regs: &PtRegs) {}
     /// }
     ///
     /// let by_symbol = Kprobe::register(ProbePoint::symbol(c_str!("kernel_clone")), Nothing)?;
@@ -900,9 +948,7 @@ impl<T> Kprobe<T> {
     /// # Ok::<(), Error>(())
     /// ```
     pub fn address(&self) -> usize {
-        // SAFETY: `kp` is valid; `addr` is written by registration before `self` exists and is
-        // read with READ_ONCE semantics.
-        unsafe { ptr::read_volatile(addr_of!((*self.kp.get()).addr)) as usize }
+        self.hit().address()
     }
 
     /// Returns how many hits did not run the handlers: they came while a handler ran on that CPU.
@@ -911,7 +957,7 @@ impl<T> Kprobe<T> {
     ///
     /// ```
     /// use core::sync::atomic::{AtomicUsize, Ordering};
-    /// use kernel::kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs};
+    /// use kernel::kprobes::{Kprobe, KprobeHandler, KprobeHit, ProbePoint, PtRegs};
     ///
     /// #[inline(never)]
     /// extern "C" fn probed(x: usize) -> usize {
@@ -920,100 +966,43 @@ impl<T> Kprobe<T> {
     ///     x.trailing_zeros() as usize
     /// }
     ///
-    /// struct Recursive(AtomicUsize);
+    /// struct Recursive {
+    ///     hits: AtomicUsize,
+    ///     missed_seen: AtomicUsize,
+    /// }
     ///
     /// #[vtable]
     /// impl KprobeHandler for Recursive {
-    ///     fn pre_handler(probe: &Kprobe<Self>, _regs: &PtRegs) {
-    ///         probe.handler().0.fetch_add(1, Ordering::Relaxed);
+    ///     fn pre_handler(&self, hit: &KprobeHit, _regs: &PtRegs) {
+    ///         self.hits.fetch_add(1, Ordering::Relaxed);
     ///         // Hits the probe again, from inside its handler: a miss.
     ///         probed(8);
+    ///         self.missed_seen.store(hit.nmissed(), Ordering::Relaxed);
     ///     }
     /// }
     ///
-    /// let probe = Kprobe::register(
-    ///     ProbePoint::function(probed as *const () as usize),
-    ///     Recursive(AtomicUsize::new(0)),
-    /// )?;
+    /// let handler = Recursive { hits: AtomicUsize::new(0), missed_seen: AtomicUsize::new(0) };
+    /// let probe = Kprobe::register(ProbePoint::function(probed as *const () as usize), handler)?;
     /// probed(4);
-    /// let (hits, missed) = (probe.handler().0.load(Ordering::Relaxed), probe.nmissed());
+    /// let h = probe.handler();
+    /// let (hits, seen) = (h.hits.load(Ordering::Relaxed), h.missed_seen.load(Ordering::Relaxed));
+    /// let missed = probe.nmissed();
     /// drop(probe);
-    /// assert_eq!((hits, missed), (1, 1));
+    /// assert_eq!((hits, seen, missed), (1, 1, 1));
     /// # Ok::<(), Error>(())
     /// ```
     pub fn nmissed(&self) -> usize {
-        // SAFETY: `kp` is valid; C increments `nmissed` concurrently, so read it with READ_ONCE
-        // semantics.
-        unsafe { ptr::read_volatile(addr_of!((*self.kp.get()).nmissed)) as usize }
+        self.hit().nmissed()
     }
 
-    /// Disables the probe: its handlers stop running until [`Kprobe::enable`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use core::sync::atomic::{AtomicUsize, Ordering};
-    /// use kernel::kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs};
-    ///
-    /// #[inline(never)]
-    /// extern "C" fn probed(x: usize) -> usize {
-    ///     // Opaque to the optimiser, so every call really happens.
-    ///     let x = core::hint::black_box(x);
-    ///     x.swap_bytes()
-    /// }
-    ///
-    /// struct Hits(AtomicUsize);
-    ///
-    /// #[vtable]
-    /// impl KprobeHandler for Hits {
-    ///     fn pre_handler(probe: &Kprobe<Self>, _regs: &PtRegs) {
-    ///         probe.handler().0.fetch_add(1, Ordering::Relaxed);
-    ///     }
-    /// }
-    ///
-    /// let point = ProbePoint::function(probed as *const () as usize);
-    /// let probe = Kprobe::register(point, Hits(AtomicUsize::new(0)))?;
-    /// probe.disable()?;
-    /// let disabled = !probe.is_enabled();
-    /// probed(1);
-    /// let hits_while_disabled = probe.handler().0.load(Ordering::Relaxed);
-    /// probe.enable()?;
-    /// probed(2);
-    /// let hits = probe.handler().0.load(Ordering::Relaxed);
-    /// drop(probe);
-    /// assert!(disabled);
-    /// assert_eq!((hits_while_disabled, hits), (0, 1));
-    /// # Ok::<(), Error>(())
-    /// ```
+    /// Disables the probe: its handlers stop running until [`Kprobe::enable`]. May sleep.
     pub fn disable(&self) -> Result {
-        // SAFETY: `kp` is registered by the type invariant; C serialises with `kprobe_mutex`.
-        to_result(unsafe { bindings::disable_kprobe(self.kp.get()) })
+        self.hit().set_enabled(false)
     }
 
-    /// Enables the probe again after [`Kprobe::disable`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use kernel::{c_str, kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs}};
-    ///
-    /// struct Nothing;
-    ///
-    /// #[vtable]
-    /// impl KprobeHandler for Nothing {
-    ///     fn pre_handler(_probe: &Kprobe<Self>, _regs: &PtRegs) {}
-    /// }
-    ///
-    /// let probe = Kprobe::register(ProbePoint::symbol(c_str!("kernel_clone")), Nothing)?;
-    /// probe.disable()?;
-    /// assert!(!probe.is_enabled());
-    /// probe.enable()?;
-    /// assert!(probe.is_enabled());
-    /// # Ok::<(), Error>(())
-    /// ```
+    /// Enables the probe again after [`Kprobe::disable`]. May sleep.
     pub fn enable(&self) -> Result {
-        // SAFETY: `kp` is registered by the type invariant; C serialises with `kprobe_mutex`.
-        to_result(unsafe { bindings::enable_kprobe(self.kp.get()) })
+        self.hit().set_enabled(true)
     }
 
     /// Returns whether the probe is enabled (neither disabled nor gone with its module text).
@@ -1021,25 +1010,25 @@ impl<T> Kprobe<T> {
     /// # Examples
     ///
     /// ```
-    /// use kernel::{c_str, kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs}};
+    /// use kernel::{c_str, kprobes::{Kprobe, KprobeHandler, KprobeHit, ProbePoint, PtRegs}};
     ///
     /// struct Nothing;
     ///
     /// #[vtable]
     /// impl KprobeHandler for Nothing {
-    ///     fn pre_handler(_probe: &Kprobe<Self>, _regs: &PtRegs) {}
+    ///     fn pre_handler(&self, _hit: &KprobeHit, _regs: &PtRegs) {}
     /// }
     ///
     /// let probe = Kprobe::register(ProbePoint::symbol(c_str!("kernel_clone")), Nothing)?;
     /// assert!(probe.is_enabled());
     /// probe.disable()?;
     /// assert!(!probe.is_enabled());
+    /// probe.enable()?;
+    /// assert!(probe.is_enabled());
     /// # Ok::<(), Error>(())
     /// ```
     pub fn is_enabled(&self) -> bool {
-        // SAFETY: `kp` is valid; `flags` changes under `kprobe_mutex`, so read it once.
-        let flags = unsafe { ptr::read_volatile(addr_of!((*self.kp.get()).flags)) };
-        flags & (bindings::KPROBE_FLAG_DISABLED | bindings::KPROBE_FLAG_GONE) == 0
+        self.hit().is_enabled()
     }
 }
 
@@ -1047,8 +1036,51 @@ impl<T> Kprobe<T> {
 impl<T> PinnedDrop for Kprobe<T> {
     fn drop(self: Pin<&mut Self>) {
         // SAFETY: `kp` is registered by the type invariant. Unregistering waits until no handler
-        // runs, so afterwards C no longer refers to `kp` or `handler`.
+        // runs, so afterwards C no longer refers to `kp` or `handler`, which is dropped next.
         unsafe { bindings::unregister_kprobe(self.kp.get()) };
+    }
+}
+
+/// The kretprobe whose handler runs, as the handler sees it: what can be read without a lock.
+///
+/// # Invariants
+///
+/// The wrapped `struct kretprobe` is registered (or being unregistered) for as long as the
+/// reference exists.
+#[cfg(CONFIG_KRETPROBES)]
+#[repr(transparent)]
+pub struct KretprobeHit(Opaque<bindings::kretprobe>);
+
+#[cfg(CONFIG_KRETPROBES)]
+impl KretprobeHit {
+    /// Creates a reference to the return probe at `rp`.
+    ///
+    /// # Safety
+    ///
+    /// `rp` must point to a `struct kretprobe` that stays registered for `'a`.
+    unsafe fn from_raw<'a>(rp: *mut bindings::kretprobe) -> &'a Self {
+        // SAFETY: `KretprobeHit` is a transparent wrapper of `Opaque<kretprobe>`; valid for `'a`
+        // by the caller's guarantee.
+        unsafe { &*rp.cast::<Self>() }
+    }
+
+    /// Returns the probe's `struct kprobe`, as [`KprobeHit`].
+    fn kprobe(&self) -> &KprobeHit {
+        // SAFETY: `kp` is a field of the live `struct kretprobe` (type invariant), registered
+        // with it; the reference lives no longer than `self`.
+        unsafe { KprobeHit::from_raw(addr_of_mut!((*self.0.get()).kp)) }
+    }
+
+    /// Returns the address of the function entry the kprobes core resolved the probe point to.
+    pub fn address(&self) -> usize {
+        self.kprobe().address()
+    }
+
+    /// Returns how many calls were not followed: beyond `maxactive`, or while a handler ran.
+    pub fn nmissed(&self) -> usize {
+        // SAFETY: the probe is live by the type invariant.
+        let rp_missed = unsafe { read_once(addr_of!((*self.0.get()).nmissed)) };
+        self.kprobe().nmissed().wrapping_add(rp_missed as usize)
     }
 }
 
@@ -1057,15 +1089,34 @@ impl<T> PinnedDrop for Kprobe<T> {
 /// The entry handler runs when the probed function is called and may return a
 /// [`KretprobeHandler::Data`]; the return handler of that call then gets it when the function
 /// returns. Returning [`None`] skips the return handler for that call. The value lives in the
-/// C instance (`data_size` is its size), so entry and return handlers are atomic-context code and
-/// the value is moved, not allocated. If the probe is dropped while a call is still running, the
-/// return handler of that call does not run and its value is leaked, never dropped.
+/// C instance (`data_size` is its size, checked at build time against the core's limit of
+/// `KRETPROBE_MAX_DATA_SIZE` bytes), so entry and return handlers are atomic-context code and the
+/// value is moved, not allocated.
+///
+/// The entry handler is optional (`#[vtable]`): without one, C calls none, every call is
+/// followed and `Data` must be `()` (a build error otherwise).
+///
+/// # What happens to the value
+///
+/// A value returned by the entry handler is dropped exactly once if the return handler of its
+/// call runs: it is moved into the return handler, or dropped there if the probe is being
+/// unregistered (on architectures whose instances outlive the probe, the instance may find its
+/// probe gone; the return handler is then not run). It is leaked, never dropped, when the kprobes
+/// core recycles the instance without calling the return handler:
+///
+/// - the probe is unregistered while the call is still running (the core stops calling the
+///   return handler before it waits for the calls in flight);
+/// - the task exits, or the function never returns to its caller (for example a `longjmp`-like
+///   unwind), while the call is followed.
+///
+/// So `Data` should not own anything whose leak matters (a reference count, an allocation that is
+/// not bounded by `maxactive`).
 ///
 /// # Examples
 ///
 /// ```
 /// use core::sync::atomic::{AtomicUsize, Ordering};
-/// use kernel::kprobes::{Kretprobe, KretprobeHandler, ProbePoint, PtRegs};
+/// use kernel::kprobes::{Kretprobe, KretprobeHandler, KretprobeHit, ProbePoint, PtRegs};
 ///
 /// #[inline(never)]
 /// extern "C" fn probed(x: usize) -> usize {
@@ -1077,16 +1128,17 @@ impl<T> PinnedDrop for Kprobe<T> {
 /// // Sums argument + return value over the calls with an even argument.
 /// struct EvenSum(AtomicUsize);
 ///
+/// #[vtable]
 /// impl KretprobeHandler for EvenSum {
 ///     type Data = usize;
 ///
-///     fn entry_handler(_probe: &Kretprobe<Self>, regs: &PtRegs) -> Option<usize> {
+///     fn entry_handler(&self, _hit: &KretprobeHit, regs: &PtRegs) -> Option<usize> {
 ///         let arg = regs.argument(0);
 ///         (arg % 2 == 0).then_some(arg)
 ///     }
 ///
-///     fn return_handler(probe: &Kretprobe<Self>, regs: &PtRegs, arg: usize) {
-///         probe.handler().0.fetch_add(arg.wrapping_add(regs.return_value()), Ordering::Relaxed);
+///     fn return_handler(&self, _hit: &KretprobeHit, regs: &PtRegs, arg: usize) {
+///         self.0.fetch_add(arg.wrapping_add(regs.return_value()), Ordering::Relaxed);
 ///     }
 /// }
 ///
@@ -1104,109 +1156,158 @@ impl<T> PinnedDrop for Kprobe<T> {
 /// assert_eq!(sum, 212);
 /// # Ok::<(), Error>(())
 /// ```
+///
+/// A value that counts its drops: each is dropped once, after its return handler.
+///
+/// ```
+/// use core::sync::atomic::{AtomicUsize, Ordering};
+/// use kernel::kprobes::{Kretprobe, KretprobeHandler, KretprobeHit, ProbePoint, PtRegs};
+///
+/// #[inline(never)]
+/// extern "C" fn probed(x: usize) -> usize {
+///     // Opaque to the optimiser, so every call really happens.
+///     let x = core::hint::black_box(x);
+///     x * 7
+/// }
+///
+/// static DROPS: AtomicUsize = AtomicUsize::new(0);
+///
+/// struct Counted(usize);
+///
+/// impl Drop for Counted {
+///     fn drop(&mut self) {
+///         DROPS.fetch_add(1, Ordering::Relaxed);
+///     }
+/// }
+///
+/// #[derive(Default)]
+/// struct Keeper {
+///     returns: AtomicUsize,
+///     drops_at_return: AtomicUsize,
+/// }
+///
+/// #[vtable]
+/// impl KretprobeHandler for Keeper {
+///     type Data = Counted;
+///
+///     fn entry_handler(&self, _hit: &KretprobeHit, regs: &PtRegs) -> Option<Counted> {
+///         Some(Counted(regs.argument(0)))
+///     }
+///
+///     fn return_handler(&self, _hit: &KretprobeHit, regs: &PtRegs, data: Counted) {
+///         if data.0 * 7 == regs.return_value() {
+///             self.returns.fetch_add(1, Ordering::Relaxed);
+///         }
+///         // Not dropped yet: it is dropped when this handler returns.
+///         self.drops_at_return.fetch_max(DROPS.load(Ordering::Relaxed), Ordering::Relaxed);
+///     }
+/// }
+///
+/// let point = ProbePoint::function(probed as *const () as usize);
+/// let probe = Kretprobe::register(point, None, Keeper::default())?;
+/// for i in 0..5 {
+///     probed(i);
+/// }
+/// let h = probe.handler();
+/// let (returns, at_return) =
+///     (h.returns.load(Ordering::Relaxed), h.drops_at_return.load(Ordering::Relaxed));
+/// drop(probe);
+/// assert_eq!((returns, at_return, DROPS.load(Ordering::Relaxed)), (5, 4, 5));
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// A value with a large alignment: the instance does not align it, the probe moves it in and out.
+///
+/// ```
+/// use core::sync::atomic::{AtomicUsize, Ordering};
+/// use kernel::kprobes::{Kretprobe, KretprobeHandler, KretprobeHit, ProbePoint, PtRegs};
+///
+/// #[inline(never)]
+/// extern "C" fn probed(x: usize) -> usize {
+///     // Opaque to the optimiser, so every call really happens.
+///     let x = core::hint::black_box(x);
+///     x ^ 0xaa
+/// }
+///
+/// #[repr(C, align(128))]
+/// struct Aligned {
+///     tag: u8,
+///     arg: usize,
+/// }
+///
+/// struct Checker(AtomicUsize);
+///
+/// #[vtable]
+/// impl KretprobeHandler for Checker {
+///     type Data = Aligned;
+///
+///     fn entry_handler(&self, _hit: &KretprobeHit, regs: &PtRegs) -> Option<Aligned> {
+///         Some(Aligned { tag: 0x5a, arg: regs.argument(0) })
+///     }
+///
+///     fn return_handler(&self, _hit: &KretprobeHit, regs: &PtRegs, data: Aligned) {
+///         let aligned = core::ptr::addr_of!(data) as usize % 128 == 0;
+///         if aligned && data.tag == 0x5a && data.arg ^ 0xaa == regs.return_value() {
+///             self.0.fetch_add(1, Ordering::Relaxed);
+///         }
+///     }
+/// }
+///
+/// let point = ProbePoint::function(probed as *const () as usize);
+/// let probe = Kretprobe::register(point, None, Checker(AtomicUsize::new(0)))?;
+/// for i in [1, 0x1234, usize::MAX] {
+///     probed(i);
+/// }
+/// let good = probe.handler().0.load(Ordering::Relaxed);
+/// drop(probe);
+/// assert_eq!(good, 3);
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// A value larger than the instance may hold does not build:
+///
+/// ```compile_fail,E0080
+/// use kernel::{c_str, kprobes::{Kretprobe, KretprobeHandler, KretprobeHit, ProbePoint, PtRegs}};
+///
+/// struct TooBig;
+///
+/// #[vtable]
+/// impl KretprobeHandler for TooBig {
+///     type Data = [u8; 4097];
+///
+///     fn entry_handler(&self, _hit: &KretprobeHit, _regs: &PtRegs) -> Option<[u8; 4097]> {
+///         None
+///     }
+///
+///     fn return_handler(&self, _hit: &KretprobeHit, _regs: &PtRegs, _data: [u8; 4097]) {}
+/// }
+///
+/// let _ = Kretprobe::register(ProbePoint::symbol(c_str!("kernel_clone")), None, TooBig);
+/// ```
 #[cfg(CONFIG_KRETPROBES)]
-pub trait KretprobeHandler: Send + Sync + Sized {
+#[vtable]
+pub trait KretprobeHandler: Send + Sync + 'static {
     /// The value passed from the entry handler to the return handler of the same call.
     ///
-    /// It needs no particular alignment and may own resources: it is moved, not copied.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use core::sync::atomic::{AtomicUsize, Ordering};
-    /// use kernel::kprobes::{Kretprobe, KretprobeHandler, ProbePoint, PtRegs};
-    ///
-    /// #[inline(never)]
-    /// extern "C" fn probed(a: usize, b: usize) -> usize {
-    ///     // Opaque to the optimiser, so every call really happens.
-    ///     let (a, b) = core::hint::black_box((a, b));
-    ///     a.wrapping_mul(b)
-    /// }
-    ///
-    /// struct Product(AtomicUsize);
-    ///
-    /// impl KretprobeHandler for Product {
-    ///     // Both arguments; the instance needs no particular alignment for them.
-    ///     type Data = (u8, usize, usize);
-    ///
-    ///     fn entry_handler(_probe: &Kretprobe<Self>, regs: &PtRegs) -> Option<Self::Data> {
-    ///         Some((1, regs.argument(0), regs.argument(1)))
-    ///     }
-    ///
-    ///     fn return_handler(probe: &Kretprobe<Self>, regs: &PtRegs, (_, a, b): Self::Data) {
-    ///         if a.wrapping_mul(b) == regs.return_value() {
-    ///             probe.handler().0.fetch_add(1, Ordering::Relaxed);
-    ///         }
-    ///     }
-    /// }
-    ///
-    /// let point = ProbePoint::function(probed as *const () as usize);
-    /// let probe = Kretprobe::register(point, None, Product(AtomicUsize::new(0)))?;
-    /// probed(6, 7);
-    /// probed(11, 13);
-    /// let checked = probe.handler().0.load(Ordering::Relaxed);
-    /// drop(probe);
-    /// assert_eq!(checked, 2);
-    /// # Ok::<(), Error>(())
-    /// ```
-    type Data: Send;
+    /// It needs no particular alignment and may own resources (see the trait's documentation
+    /// for when it is leaked): it is moved, not copied.
+    type Data: Send + 'static;
 
     /// Called at function entry; returns the value for the return handler, or [`None`] to skip
     /// the return handler for this call.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use core::sync::atomic::{AtomicUsize, Ordering};
-    /// use kernel::kprobes::{Kretprobe, KretprobeHandler, ProbePoint, PtRegs};
-    ///
-    /// #[inline(never)]
-    /// extern "C" fn probed(x: usize) -> usize {
-    ///     // Opaque to the optimiser, so every call really happens.
-    ///     let x = core::hint::black_box(x);
-    ///     x / 3
-    /// }
-    ///
-    /// #[derive(Default)]
-    /// struct Counts {
-    ///     entries: AtomicUsize,
-    ///     returns: AtomicUsize,
-    /// }
-    ///
-    /// impl KretprobeHandler for Counts {
-    ///     type Data = ();
-    ///
-    ///     // Follows the calls with an argument above 10 only.
-    ///     fn entry_handler(probe: &Kretprobe<Self>, regs: &PtRegs) -> Option<()> {
-    ///         probe.handler().entries.fetch_add(1, Ordering::Relaxed);
-    ///         (regs.argument(0) > 10).then_some(())
-    ///     }
-    ///
-    ///     fn return_handler(probe: &Kretprobe<Self>, _regs: &PtRegs, _data: ()) {
-    ///         probe.handler().returns.fetch_add(1, Ordering::Relaxed);
-    ///     }
-    /// }
-    ///
-    /// let point = ProbePoint::function(probed as *const () as usize);
-    /// let probe = Kretprobe::register(point, None, Counts::default())?;
-    /// for x in [5, 50, 500] {
-    ///     probed(x);
-    /// }
-    /// let h = probe.handler();
-    /// let counts = (h.entries.load(Ordering::Relaxed), h.returns.load(Ordering::Relaxed));
-    /// drop(probe);
-    /// assert_eq!(counts, (3, 2));
-    /// # Ok::<(), Error>(())
-    /// ```
-    fn entry_handler(probe: &Kretprobe<Self>, regs: &PtRegs) -> Option<Self::Data>;
+    fn entry_handler(&self, _hit: &KretprobeHit, _regs: &PtRegs) -> Option<Self::Data> {
+        crate::build_error(VTABLE_DEFAULT_ERROR)
+    }
 
     /// Called when the function returns, with the value from the entry handler.
     ///
     /// # Examples
     ///
+    /// Without an entry handler every call is followed:
+    ///
     /// ```
     /// use core::sync::atomic::{AtomicUsize, Ordering};
-    /// use kernel::kprobes::{Kretprobe, KretprobeHandler, ProbePoint, PtRegs};
+    /// use kernel::kprobes::{Kretprobe, KretprobeHandler, KretprobeHit, ProbePoint, PtRegs};
     ///
     /// #[inline(never)]
     /// extern "C" fn probed(x: usize) -> usize {
@@ -1215,36 +1316,40 @@ pub trait KretprobeHandler: Send + Sync + Sized {
     ///     x + 5
     /// }
     ///
-    /// struct LastReturn(AtomicUsize);
+    /// #[derive(Default)]
+    /// struct LastReturn {
+    ///     value: AtomicUsize,
+    ///     address: AtomicUsize,
+    /// }
     ///
+    /// #[vtable]
     /// impl KretprobeHandler for LastReturn {
     ///     type Data = ();
     ///
-    ///     fn entry_handler(_probe: &Kretprobe<Self>, _regs: &PtRegs) -> Option<()> {
-    ///         Some(())
-    ///     }
-    ///
-    ///     fn return_handler(probe: &Kretprobe<Self>, regs: &PtRegs, _data: ()) {
-    ///         probe.handler().0.store(regs.return_value(), Ordering::Relaxed);
+    ///     fn return_handler(&self, hit: &KretprobeHit, regs: &PtRegs, _data: ()) {
+    ///         self.value.store(regs.return_value(), Ordering::Relaxed);
+    ///         self.address.store(hit.address(), Ordering::Relaxed);
     ///     }
     /// }
     ///
     /// let point = ProbePoint::function(probed as *const () as usize);
-    /// let probe = Kretprobe::register(point, None, LastReturn(AtomicUsize::new(0)))?;
+    /// let probe = Kretprobe::register(point, None, LastReturn::default())?;
     /// probed(95);
-    /// let last = probe.handler().0.load(Ordering::Relaxed);
+    /// let h = probe.handler();
+    /// let (last, seen_at) = (h.value.load(Ordering::Relaxed), h.address.load(Ordering::Relaxed));
+    /// let addr = probe.address();
     /// drop(probe);
-    /// assert_eq!(last, 100);
+    /// assert_eq!((last, seen_at), (100, addr));
     /// # Ok::<(), Error>(())
     /// ```
-    fn return_handler(probe: &Kretprobe<Self>, regs: &PtRegs, data: Self::Data);
+    fn return_handler(&self, hit: &KretprobeHit, regs: &PtRegs, data: Self::Data);
 }
 
 /// A registered return probe (kretprobe) with handlers `T`.
 ///
-/// Created registered by [`Kretprobe::new`] (in place) or [`Kretprobe::register`] (in a
-/// [`KBox`]); dropping it unregisters it, which may sleep and waits for running handlers. The
-/// probe point must be a function entry.
+/// Created registered by [`Kretprobe::new`] or [`Kretprobe::new_disabled`] (in place) or
+/// [`Kretprobe::register`] (in a [`KBox`]); dropping it unregisters it, which may sleep and waits
+/// for running handlers, and then drops the handler. The probe point must be a function entry.
 ///
 /// # Invariants
 ///
@@ -1255,18 +1360,15 @@ pub trait KretprobeHandler: Send + Sync + Sized {
 /// # Examples
 ///
 /// ```
-/// use kernel::{c_str, kprobes::{Kretprobe, KretprobeHandler, ProbePoint, PtRegs}};
+/// use kernel::{c_str, kprobes::{Kretprobe, KretprobeHandler, KretprobeHit, ProbePoint, PtRegs}};
 ///
 /// struct Nothing;
 ///
+/// #[vtable]
 /// impl KretprobeHandler for Nothing {
 ///     type Data = ();
 ///
-///     fn entry_handler(_probe: &Kretprobe<Self>, _regs: &PtRegs) -> Option<()> {
-///         None
-///     }
-///
-///     fn return_handler(_probe: &Kretprobe<Self>, _regs: &PtRegs, _data: ()) {}
+///     fn return_handler(&self, _hit: &KretprobeHit, _regs: &PtRegs, _data: ()) {}
 /// }
 ///
 /// // Not a function entry.
@@ -1279,10 +1381,12 @@ pub trait KretprobeHandler: Send + Sync + Sized {
 pub struct Kretprobe<T> {
     #[pin]
     rp: Opaque<bindings::kretprobe>,
+    #[pin]
     handler: T,
 }
 
-// SAFETY: The C kretprobe may be unregistered from any thread; the handler is owned and `Send`.
+// SAFETY: The C kretprobe may be unregistered from any thread, which then drops the handler:
+// that needs `T: Send`.
 #[cfg(CONFIG_KRETPROBES)]
 unsafe impl<T: Send> Send for Kretprobe<T> {}
 
@@ -1293,112 +1397,201 @@ unsafe impl<T: Sync> Sync for Kretprobe<T> {}
 
 #[cfg(CONFIG_KRETPROBES)]
 impl<T: KretprobeHandler> Kretprobe<T> {
-    /// Creates an initialiser that registers a return probe at `point` with `handler`.
+    /// Creates an initialiser that initialises `handler` and registers a return probe at `point`.
     ///
     /// `maxactive` is how many calls of the function can be followed at once; [`None`] lets the
     /// kprobes core choose (`max(10, 2 * possible CPUs)`). Calls beyond it are counted in
-    /// [`Kretprobe::nmissed`]. Values above `i32::MAX` fail with `EINVAL`, a
-    /// [`KretprobeHandler::Data`] larger than 4096 bytes with `E2BIG`.
+    /// [`Kretprobe::nmissed`]. Values above `i32::MAX` fail with `EINVAL`. Initialisation fails
+    /// with the C error code if the kprobes core refuses the probe; the handler is then dropped.
     ///
     /// # Examples
     ///
     /// ```
-    /// use kernel::{c_str, kprobes::{Kretprobe, KretprobeHandler, ProbePoint, PtRegs}};
-    ///
-    /// struct TooBig;
-    ///
-    /// impl KretprobeHandler for TooBig {
-    ///     type Data = [u8; 4097];
-    ///
-    ///     fn entry_handler(_probe: &Kretprobe<Self>, _regs: &PtRegs) -> Option<[u8; 4097]> {
-    ///         None
-    ///     }
-    ///
-    ///     fn return_handler(_probe: &Kretprobe<Self>, _regs: &PtRegs, _data: [u8; 4097]) {}
-    /// }
-    ///
-    /// let point = ProbePoint::symbol(c_str!("kernel_clone"));
-    /// let result = KBox::pin_init(Kretprobe::new(point, None, TooBig), GFP_KERNEL);
-    /// assert_eq!(result.err(), Some(E2BIG));
-    /// let result = KBox::pin_init(Kretprobe::new(point, Some(u32::MAX), TooBig), GFP_KERNEL);
-    /// assert_eq!(result.err(), Some(EINVAL));
-    /// ```
-    pub fn new(point: ProbePoint, maxactive: Option<u32>, handler: T) -> impl PinInit<Self, Error> {
-        let init = move |slot: *mut Self| -> Result {
-            let maxactive = match maxactive {
-                None => 0,
-                Some(n) => c_int::try_from(n).map_err(|_| EINVAL)?,
-            };
-            let mut rp = MaybeUninit::<bindings::kretprobe>::zeroed();
-            let raw = rp.as_mut_ptr();
-            // SAFETY: `raw` points to a local; every field of the C `struct kretprobe` is valid
-            // when all its bits are zero, so `assume_init` is sound as well.
-            let rp = unsafe {
-                (*raw).kp = point.to_kprobe(None, None);
-                (*raw).handler = Some(Self::return_callback);
-                (*raw).entry_handler = Some(Self::entry_callback);
-                (*raw).maxactive = maxactive;
-                (*raw).data_size = core::mem::size_of::<T::Data>();
-                rp.assume_init()
-            };
-            // SAFETY: `slot` is valid for writes and does not move (see below); the fields are
-            // written through raw pointers, and `rp` only through `Opaque::raw_get`.
-            let raw = unsafe {
-                addr_of_mut!((*slot).handler).write(handler);
-                let raw = Opaque::raw_get(addr_of!((*slot).rp));
-                raw.write(rp);
-                raw
-            };
-            // SAFETY: `raw` is a fully initialised `struct kretprobe` at its final address, and
-            // the handler it calls is initialised. From here on C owns it until unregistered.
-            let ret = unsafe { bindings::register_kretprobe(raw) };
-            if let Err(e) = to_result(ret) {
-                // SAFETY: The handler was written above; C refused the probe, freed what it
-                // allocated for it and keeps no pointer to it.
-                unsafe { ptr::drop_in_place(addr_of_mut!((*slot).handler)) };
-                return Err(e);
-            }
-            // INVARIANT: `rp` is registered with handlers for `T` and the size of `T::Data`.
-            Ok(())
-        };
-        // SAFETY: On success every field is initialised; on failure the slot holds nothing that
-        // needs dropping and the kprobes core does not refer to it. The closure relies on the
-        // slot not moving, which pinning guarantees.
-        unsafe { crate::init::pin_init_from_closure(init) }
-    }
-
-    /// Registers a return probe at `point` with `handler` in a new [`KBox`].
-    ///
-    /// See [`Kretprobe::new`] for `maxactive`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use kernel::{c_str, kprobes::{Kretprobe, KretprobeHandler, ProbePoint, PtRegs}};
+    /// use core::num::NonZeroU32;
+    /// use kernel::{c_str, kprobes::{Kretprobe, KretprobeHandler, KretprobeHit, ProbePoint, PtRegs}};
     ///
     /// struct Nothing;
     ///
+    /// #[vtable]
     /// impl KretprobeHandler for Nothing {
     ///     type Data = ();
     ///
-    ///     fn entry_handler(_probe: &Kretprobe<Self>, _regs: &PtRegs) -> Option<()> {
-    ///         None
-    ///     }
-    ///
-    ///     fn return_handler(_probe: &Kretprobe<Self>, _regs: &PtRegs, _data: ()) {}
+    ///     fn return_handler(&self, _hit: &KretprobeHit, _regs: &PtRegs, _data: ()) {}
     /// }
     ///
     /// let point = ProbePoint::symbol(c_str!("kernel_clone"));
-    /// let probe = Kretprobe::register(point, Some(20), Nothing)?;
+    /// let too_many = NonZeroU32::new(u32::MAX);
+    /// let result = KBox::pin_init(Kretprobe::new(point, too_many, Nothing), GFP_KERNEL);
+    /// assert_eq!(result.err(), Some(EINVAL));
+    /// let probe = KBox::pin_init(Kretprobe::new(point, NonZeroU32::new(20), Nothing), GFP_KERNEL)?;
     /// assert!(probe.is_enabled());
     /// # Ok::<(), Error>(())
     /// ```
+    pub fn new(
+        point: ProbePoint,
+        maxactive: Option<NonZeroU32>,
+        handler: impl PinInit<T, Error>,
+    ) -> impl PinInit<Self, Error>
+    {
+        Self::with_state(point, maxactive, handler, State::Enabled)
+    }
+
+    /// Like [`Kretprobe::new`], but the probe starts disabled: no handler runs until
+    /// [`Kretprobe::enable`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::sync::atomic::{AtomicUsize, Ordering};
+    /// use kernel::kprobes::{Kretprobe, KretprobeHandler, KretprobeHit, ProbePoint, PtRegs};
+    ///
+    /// #[inline(never)]
+    /// extern "C" fn probed(x: usize) -> usize {
+    ///     // Opaque to the optimiser, so every call really happens.
+    ///     let x = core::hint::black_box(x);
+    ///     x.wrapping_neg()
+    /// }
+    ///
+    /// struct Returns(AtomicUsize);
+    ///
+    /// #[vtable]
+    /// impl KretprobeHandler for Returns {
+    ///     type Data = ();
+    ///
+    ///     fn return_handler(&self, _hit: &KretprobeHit, _regs: &PtRegs, _data: ()) {
+    ///         self.0.fetch_add(1, Ordering::Relaxed);
+    ///     }
+    /// }
+    ///
+    /// let point = ProbePoint::function(probed as *const () as usize);
+    /// let init = Kretprobe::new_disabled(point, None, Returns(AtomicUsize::new(0)));
+    /// let probe = KBox::pin_init(init, GFP_KERNEL)?;
+    /// let disabled = !probe.is_enabled();
+    /// probed(1);
+    /// let while_disabled = probe.handler().0.load(Ordering::Relaxed);
+    /// probe.enable()?;
+    /// probed(2);
+    /// probe.disable()?;
+    /// probed(3);
+    /// let returns = probe.handler().0.load(Ordering::Relaxed);
+    /// drop(probe);
+    /// assert!(disabled);
+    /// assert_eq!((while_disabled, returns), (0, 1));
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn new_disabled(
+        point: ProbePoint,
+        maxactive: Option<NonZeroU32>,
+        handler: impl PinInit<T, Error>,
+    ) -> impl PinInit<Self, Error>
+    {
+        Self::with_state(point, maxactive, handler, State::Disabled)
+    }
+
+    /// Registers an enabled return probe at `point` with `handler` in a new [`KBox`].
+    ///
+    /// See [`Kretprobe::new`] for `maxactive`.
     pub fn register(
         point: ProbePoint,
-        maxactive: Option<u32>,
-        handler: T,
-    ) -> Result<Pin<KBox<Self>>> {
+        maxactive: Option<NonZeroU32>,
+        handler: impl PinInit<T, Error>,
+    ) -> Result<Pin<KBox<Self>>>
+    {
         KBox::pin_init(Self::new(point, maxactive, handler), GFP_KERNEL)
+    }
+
+    fn with_state(
+        point: ProbePoint,
+        maxactive: Option<NonZeroU32>,
+        handler: impl PinInit<T, Error>,
+        state: State,
+    ) -> impl PinInit<Self, Error>
+    {
+        const {
+            assert!(
+                core::mem::size_of::<T::Data>() <= bindings::KRETPROBE_MAX_DATA_SIZE as usize,
+                "KretprobeHandler::Data is larger than KRETPROBE_MAX_DATA_SIZE"
+            )
+        };
+        build_assert!(
+            T::HAS_ENTRY_HANDLER || Self::data_is_unit(),
+            "a KretprobeHandler without entry_handler must have Data = ()"
+        );
+        let entry_handler: bindings::kretprobe_handler_t = if T::HAS_ENTRY_HANDLER {
+            Some(Self::entry_callback)
+        } else {
+            None
+        };
+        let data_size = if T::HAS_ENTRY_HANDLER {
+            core::mem::size_of::<T::Data>()
+        } else {
+            0
+        };
+        let register = move |rp: *mut bindings::kretprobe| {
+            let maxactive = match maxactive {
+                None => 0,
+                Some(n) => c_int::try_from(n.get()).map_err(|_| EINVAL)?,
+            };
+            // SAFETY: `rp` is valid for writes and not registered yet (`register_in_place`); a
+            // zeroed `struct kretprobe` is valid, and its `kp` is written by `write_to`.
+            unsafe {
+                rp.write(MaybeUninit::<bindings::kretprobe>::zeroed().assume_init());
+                point.write_to(addr_of_mut!((*rp).kp), None, None, state);
+                (*rp).handler = Some(Self::return_callback);
+                (*rp).entry_handler = entry_handler;
+                (*rp).maxactive = maxactive;
+                (*rp).data_size = data_size;
+            }
+            // SAFETY: `rp` is a fully initialised `struct kretprobe` that does not move; its
+            // handlers are the callbacks of this `Kretprobe<T>`.
+            to_result(unsafe { bindings::register_kretprobe(rp) })
+        };
+        // SAFETY: `rp` is a field of a pinned `Kretprobe<T>` that is initialised after the
+        // handler (below), so the callbacks find the handler there once the probe is registered;
+        // `rp` is written before it is registered and a failed registration frees what it
+        // allocated and keeps no reference to it.
+        let rp = unsafe { register_in_place(register) };
+        // The handler is initialised first: the probe may fire as soon as it is registered.
+        try_pin_init!(Self {
+            handler <- handler,
+            rp <- rp,
+        }? Error)
+    }
+
+    /// Whether `T::Data` is `()`, the only value a return handler can get without an entry
+    /// handler.
+    fn data_is_unit() -> bool {
+        core::any::TypeId::of::<T::Data>() == core::any::TypeId::of::<()>()
+    }
+
+    /// The value for a return handler when there is no entry handler: `()` as `T::Data`.
+    fn unit_data() -> Option<T::Data> {
+        let unit: &dyn core::any::Any = &();
+        // A ZST read from a valid reference to a value of its own type.
+        unit.downcast_ref::<T::Data>()
+            // SAFETY: `downcast_ref` succeeded, so `T::Data` is `()`, which is `Copy`.
+            .map(|data| unsafe { ptr::read(data) })
+    }
+
+    /// Returns the [`Kretprobe`] of instance `ri`, or [`None`] if it is being unregistered.
+    ///
+    /// On the architectures whose instances outlive their probe (no rethook), the instance's
+    /// probe pointer is cleared when unregistration starts, also while one of its handlers is
+    /// about to run on another CPU.
+    ///
+    /// # Safety
+    ///
+    /// `ri` must be an instance of a `Kretprobe<T>`, in one of its handlers, valid for `'a`.
+    unsafe fn from_instance<'a>(ri: *mut bindings::kretprobe_instance) -> Option<&'a Self> {
+        // SAFETY: Within a handler the instance is valid; it refers to its kretprobe or NULL.
+        let rp = unsafe { bindings::get_kretprobe(ri) };
+        if rp.is_null() {
+            return None;
+        }
+        // SAFETY: a non-NULL `rp` is the `rp` field of a `Kretprobe<T>` (`Opaque<kretprobe>` has
+        // the layout of `kretprobe`), at `offset_of!(Self, rp)` from its start, and unregistering
+        // waits for running handlers before the `Kretprobe<T>` goes away.
+        Some(unsafe { &*rp.cast::<u8>().sub(offset_of!(Self, rp)).cast::<Self>() })
     }
 
     /// The C entry handler: calls [`KretprobeHandler::entry_handler`] and stores its value.
@@ -1410,9 +1603,14 @@ impl<T: KretprobeHandler> Kretprobe<T> {
         ri: *mut bindings::kretprobe_instance,
         regs: *mut bindings::pt_regs,
     ) -> c_int {
-        // SAFETY: By the caller's guarantee `ri` belongs to a live `Kretprobe<T>`.
-        let (probe, regs) = unsafe { (Self::from_instance(ri), PtRegs::from_raw(regs)) };
-        match T::entry_handler(probe, regs) {
+        // SAFETY: By the caller's guarantee `ri` belongs to a `Kretprobe<T>`.
+        let Some(probe) = (unsafe { Self::from_instance(ri) }) else {
+            // Going away: follow no call.
+            return 1;
+        };
+        // SAFETY: `regs` is valid for the call.
+        let regs = unsafe { PtRegs::from_raw(regs) };
+        match probe.handler.entry_handler(probe.hit(), regs) {
             Some(data) => {
                 // SAFETY: The instance has `data_size` = `size_of::<T::Data>()` bytes of data,
                 // owned by this call until the return handler; they may be unaligned.
@@ -1428,33 +1626,34 @@ impl<T: KretprobeHandler> Kretprobe<T> {
     ///
     /// # Safety
     ///
-    /// `ri` must be an instance of a registered `Kretprobe<T>` whose entry handler returned 0,
-    /// and `regs` valid for the call.
+    /// `ri` must be an instance of a registered `Kretprobe<T>` whose entry handler, if it has
+    /// one, returned 0; `regs` must be valid for the call.
     unsafe extern "C" fn return_callback(
         ri: *mut bindings::kretprobe_instance,
         regs: *mut bindings::pt_regs,
     ) -> c_int {
-        // SAFETY: By the caller's guarantee `ri` belongs to a live `Kretprobe<T>`.
-        let (probe, regs) = unsafe { (Self::from_instance(ri), PtRegs::from_raw(regs)) };
-        // SAFETY: C calls the return handler only for instances whose entry handler returned 0,
-        // which wrote a `T::Data` there; it is moved out once, as C recycles the instance next.
-        let data = unsafe { Self::instance_data(ri).read_unaligned() };
-        T::return_handler(probe, regs, data);
+        let data = if T::HAS_ENTRY_HANDLER {
+            // SAFETY: C calls the return handler only for instances whose entry handler returned
+            // 0, which wrote a `T::Data` there; it is moved out once, as C recycles the instance
+            // next.
+            unsafe { Self::instance_data(ri).read_unaligned() }
+        } else {
+            match Self::unit_data() {
+                Some(data) => data,
+                // Ruled out at build time by `with_state`.
+                None => return 0,
+            }
+        };
+        // SAFETY: By the caller's guarantee `ri` belongs to a `Kretprobe<T>`.
+        let Some(probe) = (unsafe { Self::from_instance(ri) }) else {
+            // Going away: drop the value here, run no handler.
+            drop(data);
+            return 0;
+        };
+        // SAFETY: `regs` is valid for the call.
+        let regs = unsafe { PtRegs::from_raw(regs) };
+        probe.handler.return_handler(probe.hit(), regs, data);
         0
-    }
-
-    /// Returns the [`Kretprobe`] that instance `ri` belongs to.
-    ///
-    /// # Safety
-    ///
-    /// `ri` must be an instance of a `Kretprobe<T>` that stays alive for `'a`, in one of its
-    /// handlers.
-    unsafe fn from_instance<'a>(ri: *mut bindings::kretprobe_instance) -> &'a Self {
-        // SAFETY: Within a handler the instance is valid and refers to its kretprobe.
-        let rp = unsafe { bindings::get_kretprobe(ri) };
-        // SAFETY: `rp` is the `rp` field of a `Kretprobe<T>`, at `offset_of!(Self, rp)` from its
-        // start, because `Opaque<kretprobe>` has the layout of `kretprobe`.
-        unsafe { &*rp.cast::<u8>().sub(offset_of!(Self, rp)).cast::<Self>() }
     }
 
     /// Returns where instance `ri` keeps its [`KretprobeHandler::Data`]; possibly unaligned.
@@ -1471,37 +1670,15 @@ impl<T: KretprobeHandler> Kretprobe<T> {
 #[cfg(CONFIG_KRETPROBES)]
 impl<T> Kretprobe<T> {
     /// Returns the handler.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use kernel::{c_str, kprobes::{Kretprobe, KretprobeHandler, ProbePoint, PtRegs}};
-    ///
-    /// struct Named(&'static str);
-    ///
-    /// impl KretprobeHandler for Named {
-    ///     type Data = ();
-    ///
-    ///     fn entry_handler(_probe: &Kretprobe<Self>, _regs: &PtRegs) -> Option<()> {
-    ///         None
-    ///     }
-    ///
-    ///     fn return_handler(_probe: &Kretprobe<Self>, _regs: &PtRegs, _data: ()) {}
-    /// }
-    ///
-    /// let point = ProbePoint::symbol(c_str!("kernel_clone"));
-    /// let probe = Kretprobe::register(point, None, Named("clone"))?;
-    /// assert_eq!(probe.handler().0, "clone");
-    /// # Ok::<(), Error>(())
-    /// ```
     pub fn handler(&self) -> &T {
         &self.handler
     }
 
-    /// Returns a pointer to the `kp` inside the C `struct kretprobe`.
-    fn kp(&self) -> *mut bindings::kprobe {
-        // SAFETY: `rp` is valid; no reference is formed.
-        unsafe { addr_of_mut!((*self.rp.get()).kp) }
+    /// Returns what handlers see of this probe.
+    fn hit(&self) -> &KretprobeHit {
+        // SAFETY: `rp` is registered until `drop` starts, by the type invariant, and `self` is
+        // borrowed for the lifetime of the result.
+        unsafe { KretprobeHit::from_raw(self.rp.get()) }
     }
 
     /// Returns the address of the function entry the kprobes core resolved the probe point to.
@@ -1509,7 +1686,7 @@ impl<T> Kretprobe<T> {
     /// # Examples
     ///
     /// ```
-    /// use kernel::kprobes::{Kretprobe, KretprobeHandler, ProbePoint, PtRegs};
+    /// use kernel::kprobes::{Kretprobe, KretprobeHandler, KretprobeHit, ProbePoint, PtRegs};
     ///
     /// #[inline(never)]
     /// extern "C" fn probed(x: usize) -> usize {
@@ -1520,14 +1697,11 @@ impl<T> Kretprobe<T> {
     ///
     /// struct Nothing;
     ///
+    /// #[vtable]
     /// impl KretprobeHandler for Nothing {
     ///     type Data = ();
     ///
-    ///     fn entry_handler(_probe: &Kretprobe<Self>, _regs: &PtRegs) -> Option<()> {
-    ///         None
-    ///     }
-    ///
-    ///     fn return_handler(_probe: &Kretprobe<Self>, _regs: &PtRegs, _data: ()) {}
+    ///     fn return_handler(&self, _hit: &KretprobeHit, _regs: &PtRegs, _data: ()) {}
     /// }
     ///
     /// // Computed at run time: objtool refuses a relocation to `probed + 4` with IBT.
@@ -1538,9 +1712,7 @@ impl<T> Kretprobe<T> {
     /// # Ok::<(), Error>(())
     /// ```
     pub fn address(&self) -> usize {
-        // SAFETY: `kp` is valid; `addr` is written by registration before `self` exists and is
-        // read with READ_ONCE semantics.
-        unsafe { ptr::read_volatile(addr_of!((*self.kp()).addr)) as usize }
+        self.hit().address()
     }
 
     /// Returns how many calls were not followed: beyond `maxactive`, or while a handler ran.
@@ -1548,8 +1720,8 @@ impl<T> Kretprobe<T> {
     /// # Examples
     ///
     /// ```
-    /// use core::sync::atomic::{AtomicUsize, Ordering};
-    /// use kernel::kprobes::{Kretprobe, KretprobeHandler, ProbePoint, PtRegs};
+    /// use core::{num::NonZeroU32, sync::atomic::{AtomicUsize, Ordering}};
+    /// use kernel::kprobes::{Kretprobe, KretprobeHandler, KretprobeHit, ProbePoint, PtRegs};
     ///
     /// #[inline(never)]
     /// extern "C" fn recurse(depth: usize) -> usize {
@@ -1564,22 +1736,19 @@ impl<T> Kretprobe<T> {
     ///
     /// struct Returns(AtomicUsize);
     ///
+    /// #[vtable]
     /// impl KretprobeHandler for Returns {
     ///     type Data = ();
     ///
-    ///     fn entry_handler(_probe: &Kretprobe<Self>, _regs: &PtRegs) -> Option<()> {
-    ///         Some(())
-    ///     }
-    ///
-    ///     fn return_handler(probe: &Kretprobe<Self>, _regs: &PtRegs, _data: ()) {
-    ///         probe.handler().0.fetch_add(1, Ordering::Relaxed);
+    ///     fn return_handler(&self, _hit: &KretprobeHit, _regs: &PtRegs, _data: ()) {
+    ///         self.0.fetch_add(1, Ordering::Relaxed);
     ///     }
     /// }
     ///
     /// // One instance: the two nested calls cannot be followed.
     /// let probe = Kretprobe::register(
     ///     ProbePoint::function(recurse as *const () as usize),
-    ///     Some(1),
+    ///     NonZeroU32::new(1),
     ///     Returns(AtomicUsize::new(0)),
     /// )?;
     /// recurse(2);
@@ -1589,127 +1758,24 @@ impl<T> Kretprobe<T> {
     /// # Ok::<(), Error>(())
     /// ```
     pub fn nmissed(&self) -> usize {
-        // SAFETY: `rp` is valid; C increments both counters concurrently, so read them with
-        // READ_ONCE semantics.
-        let (kp_missed, rp_missed) = unsafe {
-            (
-                ptr::read_volatile(addr_of!((*self.kp()).nmissed)),
-                ptr::read_volatile(addr_of!((*self.rp.get()).nmissed)),
-            )
-        };
-        (kp_missed as usize).wrapping_add(rp_missed as usize)
+        self.hit().nmissed()
     }
 
-    /// Disables the probe: its handlers stop running until [`Kretprobe::enable`].
+    /// Disables the probe: its handlers stop running until [`Kretprobe::enable`]. May sleep.
     ///
     /// Calls already entered still get their return handler.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use core::sync::atomic::{AtomicUsize, Ordering};
-    /// use kernel::kprobes::{Kretprobe, KretprobeHandler, ProbePoint, PtRegs};
-    ///
-    /// #[inline(never)]
-    /// extern "C" fn probed(x: usize) -> usize {
-    ///     // Opaque to the optimiser, so every call really happens.
-    ///     let x = core::hint::black_box(x);
-    ///     x.wrapping_neg()
-    /// }
-    ///
-    /// struct Returns(AtomicUsize);
-    ///
-    /// impl KretprobeHandler for Returns {
-    ///     type Data = ();
-    ///
-    ///     fn entry_handler(_probe: &Kretprobe<Self>, _regs: &PtRegs) -> Option<()> {
-    ///         Some(())
-    ///     }
-    ///
-    ///     fn return_handler(probe: &Kretprobe<Self>, _regs: &PtRegs, _data: ()) {
-    ///         probe.handler().0.fetch_add(1, Ordering::Relaxed);
-    ///     }
-    /// }
-    ///
-    /// let probe = Kretprobe::register(
-    ///     ProbePoint::function(probed as *const () as usize),
-    ///     None,
-    ///     Returns(AtomicUsize::new(0)),
-    /// )?;
-    /// probe.disable()?;
-    /// probed(1);
-    /// let while_disabled = probe.handler().0.load(Ordering::Relaxed);
-    /// probe.enable()?;
-    /// probed(2);
-    /// let returns = probe.handler().0.load(Ordering::Relaxed);
-    /// drop(probe);
-    /// assert_eq!((while_disabled, returns), (0, 1));
-    /// # Ok::<(), Error>(())
-    /// ```
     pub fn disable(&self) -> Result {
-        // SAFETY: `rp` is registered by the type invariant; C serialises with `kprobe_mutex`.
-        to_result(unsafe { bindings::disable_kprobe(self.kp()) })
+        self.hit().kprobe().set_enabled(false)
     }
 
-    /// Enables the probe again after [`Kretprobe::disable`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use kernel::{c_str, kprobes::{Kretprobe, KretprobeHandler, ProbePoint, PtRegs}};
-    ///
-    /// struct Nothing;
-    ///
-    /// impl KretprobeHandler for Nothing {
-    ///     type Data = ();
-    ///
-    ///     fn entry_handler(_probe: &Kretprobe<Self>, _regs: &PtRegs) -> Option<()> {
-    ///         None
-    ///     }
-    ///
-    ///     fn return_handler(_probe: &Kretprobe<Self>, _regs: &PtRegs, _data: ()) {}
-    /// }
-    ///
-    /// let probe = Kretprobe::register(ProbePoint::symbol(c_str!("kernel_clone")), None, Nothing)?;
-    /// probe.disable()?;
-    /// probe.enable()?;
-    /// assert!(probe.is_enabled());
-    /// # Ok::<(), Error>(())
-    /// ```
+    /// Enables the probe again after [`Kretprobe::disable`]. May sleep.
     pub fn enable(&self) -> Result {
-        // SAFETY: `rp` is registered by the type invariant; C serialises with `kprobe_mutex`.
-        to_result(unsafe { bindings::enable_kprobe(self.kp()) })
+        self.hit().kprobe().set_enabled(true)
     }
 
     /// Returns whether the probe is enabled (neither disabled nor gone with its module text).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use kernel::{c_str, kprobes::{Kretprobe, KretprobeHandler, ProbePoint, PtRegs}};
-    ///
-    /// struct Nothing;
-    ///
-    /// impl KretprobeHandler for Nothing {
-    ///     type Data = ();
-    ///
-    ///     fn entry_handler(_probe: &Kretprobe<Self>, _regs: &PtRegs) -> Option<()> {
-    ///         None
-    ///     }
-    ///
-    ///     fn return_handler(_probe: &Kretprobe<Self>, _regs: &PtRegs, _data: ()) {}
-    /// }
-    ///
-    /// let probe = Kretprobe::register(ProbePoint::symbol(c_str!("kernel_clone")), None, Nothing)?;
-    /// assert!(probe.is_enabled());
-    /// probe.disable()?;
-    /// assert!(!probe.is_enabled());
-    /// # Ok::<(), Error>(())
-    /// ```
     pub fn is_enabled(&self) -> bool {
-        // SAFETY: `kp` is valid; `flags` changes under `kprobe_mutex`, so read it once.
-        let flags = unsafe { ptr::read_volatile(addr_of!((*self.kp()).flags)) };
-        flags & (bindings::KPROBE_FLAG_DISABLED | bindings::KPROBE_FLAG_GONE) == 0
+        self.hit().kprobe().is_enabled()
     }
 }
 
@@ -1719,7 +1785,7 @@ impl<T> PinnedDrop for Kretprobe<T> {
     fn drop(self: Pin<&mut Self>) {
         // SAFETY: `rp` is registered by the type invariant. Unregistering waits until no handler
         // runs and detaches the instances still out, so afterwards C no longer calls our handlers
-        // or refers to `rp` through them.
+        // or refers to `rp` through them; the handler is dropped next.
         unsafe { bindings::unregister_kretprobe(self.rp.get()) };
     }
 }

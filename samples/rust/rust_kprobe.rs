@@ -8,7 +8,7 @@
 
 use kernel::{
     c_str,
-    kprobes::{Kprobe, KprobeHandler, ProbePoint, PtRegs},
+    kprobes::{Kprobe, KprobeHandler, KprobeHit, ProbePoint, PtRegs},
     prelude::*,
 };
 
@@ -28,20 +28,20 @@ struct HitPrinter;
 
 #[vtable]
 impl KprobeHandler for HitPrinter {
-    fn pre_handler(probe: &Kprobe<Self>, regs: &PtRegs) {
+    fn pre_handler(&self, hit: &KprobeHit, regs: &PtRegs) {
         pr_info!(
             "<{}> pre_handler: p->addr = {:#x}, ip = {:#x}\n",
             SYMBOL,
-            probe.address(),
+            hit.address(),
             regs.instruction_pointer()
         );
     }
 
-    fn post_handler(probe: &Kprobe<Self>, regs: &PtRegs) {
+    fn post_handler(&self, hit: &KprobeHit, regs: &PtRegs) {
         pr_info!(
             "<{}> post_handler: p->addr = {:#x}, sp = {:#x}\n",
             SYMBOL,
-            probe.address(),
+            hit.address(),
             regs.stack_pointer()
         );
     }

@@ -7,9 +7,10 @@
 //! process ID) and how long the call took. Fork a process to see it. Up to 20 calls are followed
 //! at once; the rest are counted as missed. The handlers run in atomic context.
 
+use core::num::NonZeroU32;
 use kernel::{
     c_str,
-    kprobes::{Kretprobe, KretprobeHandler, ProbePoint, PtRegs},
+    kprobes::{Kretprobe, KretprobeHandler, KretprobeHit, ProbePoint, PtRegs},
     prelude::*,
     time::Ktime,
 };
@@ -26,20 +27,21 @@ module! {
 const SYMBOL: &CStr = c_str!("kernel_clone");
 
 /// How many calls of the function are followed at the same time.
-const MAXACTIVE: u32 = 20;
+const MAXACTIVE: NonZeroU32 = NonZeroU32::new(20).unwrap();
 
 /// Times every call of the function.
 struct CallTimer;
 
+#[vtable]
 impl KretprobeHandler for CallTimer {
     /// When the call started.
     type Data = Ktime;
 
-    fn entry_handler(_probe: &Kretprobe<Self>, _regs: &PtRegs) -> Option<Ktime> {
+    fn entry_handler(&self, _hit: &KretprobeHit, _regs: &PtRegs) -> Option<Ktime> {
         Some(Ktime::ktime_get())
     }
 
-    fn return_handler(_probe: &Kretprobe<Self>, regs: &PtRegs, entry: Ktime) {
+    fn return_handler(&self, _hit: &KretprobeHit, regs: &PtRegs, entry: Ktime) {
         let took = (Ktime::ktime_get() - entry).to_ns();
         pr_info!(
             "{} returned {} and took {} ns to execute\n",
