@@ -147,6 +147,29 @@ def _count_cases(group, out):
         _count_cases(sub, out)
 
 
+def compile_fail_doctests(bdir):
+    """The kernel crate's `compile_fail` doctests, as rustdoc judged them in the build.
+
+    They never become KUnit cases: rustdoc checks them while the build generates the doctests
+    (patch 0103), and its report is kept in rust/test/doctests/kernel.log. Returns (passed,
+    failed, note); the kprobes API's own must be among the passed.
+    """
+    log = bdir / "rust" / "test" / "doctests" / "kernel.log"
+    if not log.is_file():
+        return 0, 1, f"no rustdoc report at {log} (is patch 0103 applied?)"
+    verdicts = re.findall(r"^test (\S+) - .* - compile fail \.\.\. (\w+)$", log.read_text(errors="replace"), re.M)
+    passed = sum(1 for _, v in verdicts if v == "ok")
+    failed = len(verdicts) - passed
+    ours = sum(1 for f, v in verdicts if f.endswith("kprobes.rs") and v == "ok")
+    note = f"compile_fail doctests: {passed} refused by the compiler as expected ({ours} in kprobes.rs)"
+    if not ours:
+        failed += 1
+        note += "; none of kprobes.rs was checked"
+    if failed:
+        note += f"; see {log}"
+    return passed, failed, note
+
+
 def kunit(res, arch, impl, timeout):
     a = common.ARCHES[arch]
     name = f"kunit {arch}/{impl}: kprobes_test"
@@ -171,6 +194,10 @@ def kunit(res, arch, impl, timeout):
     skipped = sum(1 for c in cases if c[2] == "SKIP")
     kp_pass = sum(1 for c in kp if c[2] == "PASS")
     note = f"kprobes_test {kp_pass}/{len(kp)} passed, {a.kunit_cases} expected on {arch}"
+    cf_pass, cf_fail, cf_note = compile_fail_doctests(bdir)
+    passed += cf_pass
+    failed += cf_fail
+    note += f"; {cf_note}"
     if len(kp) < a.kunit_cases:
         failed += a.kunit_cases - len(kp)
         note += f"; only {len(kp)} kprobes_test cases ran"
