@@ -1325,6 +1325,79 @@ static void rkc_kprobe_events(struct kunit *test)
 	RKC_EXPECT_STR(test, "removed.list", rkc_list_sym(test, "rkc_f_event+"), "");
 }
 
+/*
+ * What users can trace of the kprobes core itself: kprobe_events accepts a
+ * p: probe at the entry of the exported API (a [FTRACE] probe where the
+ * functions have an ftrace site, as C's do) and refuses the hit path
+ * (NOKPROBE_SYMBOL in C); the function tracer's filter takes the API.
+ */
+#define RKC_FN(f)	{ #f, (void *)f }
+static const struct {
+	const char *name;
+	void *fn;
+} rkc_core_api[] = {
+	RKC_FN(register_kprobe), RKC_FN(unregister_kprobe), RKC_FN(register_kprobes),
+	RKC_FN(unregister_kprobes), RKC_FN(enable_kprobe), RKC_FN(disable_kprobe),
+	RKC_FN(register_kretprobe), RKC_FN(unregister_kretprobe),
+	RKC_FN(register_kretprobes), RKC_FN(unregister_kretprobes),
+};
+
+static const char * const rkc_core_hit_path[] = {
+	"get_kprobe", "kprobes_inc_nmissed_count", "opt_pre_handler",
+};
+
+static void rkc_core_events_cleanup(void *test)
+{
+	rkc_sh(NULL, "echo 0 > " RKC_TRACING "/events/rkc_core/enable; "
+	       "echo > " RKC_TRACING "/set_ftrace_filter; "
+	       "for e in $(grep -o 'rkc_core/[a-z0-9_]*' " RKC_EVENTS "); do "
+	       "echo \"-:$e\" >> " RKC_EVENTS "; done");
+}
+
+static void rkc_core_traceable(struct kunit *test)
+{
+	const char *tags = IS_ENABLED(CONFIG_KPROBES_ON_FTRACE) ? "[FTRACE]" : "";
+	struct kprobe kp = { .symbol_name = "rkc_f_plain" };
+	char *trace;
+	int i, n;
+
+	if (!IS_ENABLED(CONFIG_KPROBE_EVENTS) || !IS_ENABLED(CONFIG_FUNCTION_TRACER))
+		kunit_skip(test, "CONFIG_KPROBE_EVENTS or CONFIG_FUNCTION_TRACER is off");
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rkc_core_events_cleanup, test), 0);
+	for (i = 0; i < ARRAY_SIZE(rkc_core_api); i++) {
+		const char *fn = rkc_core_api[i].name;
+
+		RKC_EXPECT_INT(test, rkc_fmt(test, "api.%s.define", fn),
+			       rkc_sh(test, "echo 'p:rkc_core/p%d %s' >> " RKC_EVENTS, i, fn), 0);
+		RKC_EXPECT_STR(test, rkc_fmt(test, "api.%s.list", fn),
+			       rkc_list_sym(test, rkc_fmt(test, "  %s+", fn)),
+			       rkc_list_line(test, "k", fn, rkc_entry_off(rkc_core_api[i].fn),
+					     NULL, rkc_fmt(test, "[DISABLED]%s", tags)));
+		RKC_EXPECT_INT(test, rkc_fmt(test, "api.%s.ftrace_filter", fn),
+			       rkc_sh(test, "echo %s >> " RKC_TRACING "/set_ftrace_filter", fn), 0);
+	}
+	for (i = 0; i < ARRAY_SIZE(rkc_core_hit_path); i++) {
+		const char *fn = rkc_core_hit_path[i];
+
+		RKC_EXPECT_INT(test, rkc_fmt(test, "hit.%s.refused", fn),
+			       rkc_sh(test, "echo 'p:rkc_core/h%d %s' >> " RKC_EVENTS " 2>/dev/null",
+				      i, fn) != 0, 1);
+	}
+
+	/* The register_kprobe event fires when this case registers a probe. */
+	RKC_EXPECT_INT(test, "enable",
+		       rkc_sh(test, "echo > " RKC_TRACING "/trace; echo 1 > "
+			      RKC_TRACING "/events/rkc_core/p0/enable"), 0);
+	RKC_EXPECT_INT(test, "register", rkc_reg_kp(test, &kp), 0);
+	rkc_unreg_kp(test, &kp);
+	RKC_EXPECT_INT(test, "disable",
+		       rkc_sh(test, "echo 0 > " RKC_TRACING "/events/rkc_core/p0/enable"), 0);
+	trace = rkc_trace_lines(test, "p0");
+	for (n = 0; (trace = strstr(trace, "p0: (register_kprobe+")); n++)
+		trace++;
+	RKC_EXPECT_INT(test, "fired", n, 1);
+}
+
 /* ------------------------------------------------------------------ */
 
 static char rkc_opt_saved[8];
@@ -1380,6 +1453,7 @@ static struct kunit_case rkc_cases[] = {
 	KUNIT_CASE(rkc_enabled),
 	KUNIT_CASE(rkc_module_gone),
 	KUNIT_CASE(rkc_kprobe_events),
+	KUNIT_CASE(rkc_core_traceable),
 	/* Last: if a core crashes here, every other case has reported already. */
 	KUNIT_CASE(rkc_unregister_unregistered_kretprobe),
 	{}
