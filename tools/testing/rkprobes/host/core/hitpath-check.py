@@ -50,6 +50,8 @@ ROOTS_OPTIONAL = ("recycle_rp_inst", "__kretprobe_find_ret_addr")
 EXCEPTIONS = {
     "kprobe_busy_begin": "kprobe_flush_task() calls it; C leaves it probeable too (not NOKPROBE)",
     "kprobe_busy_end": "kprobe_flush_task() calls it; C leaves it probeable too (not NOKPROBE)",
+    "arch_kretprobe_fixup_return": "__kretprobe_trampoline_handler() calls it; C's __weak "
+                                   "default is probeable too (not NOKPROBE)",
 }
 
 PANIC_RE = re.compile(r"panic|slice_(start_|end_)?index_(len_)?fail|len_mismatch_fail|unwrap_failed|expect_failed")
