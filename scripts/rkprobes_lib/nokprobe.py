@@ -104,7 +104,7 @@ def run(res, arch, impl, timeout):
             + (f"\n  {len(missing)} symbols never probed, first: {', '.join(sorted(missing)[:5])}"
                if missing else "")
     if dups:
-        note += f"\n  names not unique in kallsyms (left out of the comparison): {', '.join(sorted(dups))}"
+        note += f"\n  names not exactly once in kallsyms (left out of the comparison): {', '.join(sorted(dups))}"
     res.add(name, len(hit) - len(wrong), failed, note=note)
     return {"symbols": symbols, "results": results, "dups": dups, "check": check_out}
 
