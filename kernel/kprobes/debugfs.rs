@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The bytes of debugfs `kprobes/list`, `kprobes/blacklist` and `kprobes/enabled`, identical to
-//! C's `report_probe()`, `kprobe_blacklist_seq_show()` and `read_enabled_file_bool()`.
+//! The bytes of debugfs `kprobes/list` and `kprobes/blacklist`, identical to C's
+//! `report_probe()` and `kprobe_blacklist_seq_show()`.
 //!
 //! Constraints: output must match C byte for byte (tools parse these files); `no_std`, no
 //! allocation: text goes straight to a [`SeqSink`] (in the kernel, `seq_write` on the
@@ -39,19 +39,18 @@ pub fn put_px(w: &mut impl SeqSink, v: usize) {
 }
 
 /// `%lx` / `%x`: minimal lower-case hex (`0` for zero).
+///
+/// On the probe-hit path (`dump_kprobe()`): inlined, and free of panics.
+#[inline(always)]
 pub fn put_hex(w: &mut impl SeqSink, v: u64) {
     let mut buf = [0u8; 16];
-    let mut i = buf.len();
-    let mut v = v;
-    loop {
-        i -= 1;
-        buf[i] = HEX[(v & 0xf) as usize];
-        v >>= 4;
-        if v == 0 {
-            break;
-        }
+    let n = buf.len();
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = HEX[((v >> (4 * (n - 1 - i))) & 0xf) as usize];
     }
-    w.put(&buf[i..]);
+    // One digit per started nibble, at least one.
+    let digits = (16 - (v.leading_zeros() / 4) as usize).max(1);
+    w.put(buf.get(n.saturating_sub(digits)..).unwrap_or(&buf));
 }
 
 /// `%ps` of `addr` given its kallsyms answer.
@@ -74,7 +73,9 @@ fn put_ps(w: &mut impl SeqSink, addr: usize, sym: Option<Ksym<'_>>) {
 
 /// `%pS` of `addr` given its kallsyms answer: `name+0xoff/0xsize [module]`, or `0x%lx`.
 ///
-/// The kernel's `%#lx` prints `0x0` for zero (unlike libc), hence `+0x0/0x..`.
+/// The kernel's `%#lx` prints `0x0` for zero (unlike libc), hence `+0x0/0x..`. On the
+/// probe-hit path (`dump_kprobe()`): inlined.
+#[inline(always)]
 pub fn put_ps_offset(w: &mut impl SeqSink, addr: usize, sym: Option<Ksym<'_>>) {
     match sym {
         Some(k) => {
@@ -99,6 +100,8 @@ pub fn put_ps_offset(w: &mut impl SeqSink, addr: usize, sym: Option<Ksym<'_>>) {
 /// `dump_kprobe()`'s message body (the glue prints it with `pr_err`, prefix `kprobes: `).
 ///
 /// `"Dump kprobe:\n.symbol_name = %s, .offset = %x, .addr = %pS\n"`; a NULL name is `(null)`.
+/// On the probe-hit path (a fault in a handler): inlined into the glue's unprobeable caller.
+#[inline(always)]
 pub fn dump_kprobe(
     w: &mut impl SeqSink,
     symbol_name: Option<&[u8]>,
@@ -224,29 +227,6 @@ pub fn show_blacklist<A: Arch + BlacklistStore>(a: &A, show: bool, w: &mut impl 
     });
 }
 
-/// `read_enabled_file_bool()`: the two bytes of `kprobes/enabled`.
-pub const fn enabled_file(all_disarmed: bool) -> &'static [u8; 2] {
-    if all_disarmed {
-        b"0\n"
-    } else {
-        b"1\n"
-    }
-}
-
-/// `kstrtobool()`: how a write to `kprobes/enabled` is parsed; `None` is -EINVAL.
-pub fn kstrtobool(s: &[u8]) -> Option<bool> {
-    match s.first()? {
-        b'y' | b'Y' | b't' | b'T' | b'1' => Some(true),
-        b'n' | b'N' | b'f' | b'F' | b'0' => Some(false),
-        b'o' | b'O' => match s.get(1)? {
-            b'n' | b'N' => Some(true),
-            b'f' | b'F' => Some(false),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
 /// Buffer sink for callers that format into a fixed array (e.g. a `seq_file` page).
 pub struct SliceSink<'a> {
     buf: &'a mut [u8],
@@ -256,6 +236,7 @@ pub struct SliceSink<'a> {
 
 impl<'a> SliceSink<'a> {
     /// A sink writing into `buf`.
+    #[inline(always)]
     pub fn new(buf: &'a mut [u8]) -> Self {
         SliceSink {
             buf,
@@ -264,8 +245,9 @@ impl<'a> SliceSink<'a> {
         }
     }
     /// The bytes written so far.
+    #[inline(always)]
     pub fn bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
+        self.buf.get(..self.len).unwrap_or_default()
     }
     /// Whether some output did not fit (the `seq_file` then retries with a larger buffer).
     pub fn overflowed(&self) -> bool {
@@ -273,12 +255,16 @@ impl<'a> SliceSink<'a> {
     }
 }
 
+// On the probe-hit path (`dump_kprobe()`): inlined, and free of panics.
 impl SeqSink for SliceSink<'_> {
+    #[inline(always)]
     fn put(&mut self, bytes: &[u8]) {
-        let room = self.buf.len() - self.len;
-        let n = bytes.len().min(room);
-        self.buf[self.len..self.len + n].copy_from_slice(&bytes[..n]);
-        self.len += n;
+        let room = self.buf.get_mut(self.len..).unwrap_or_default();
+        let n = bytes.len().min(room.len());
+        if let (Some(dst), Some(src)) = (room.get_mut(..n), bytes.get(..n)) {
+            dst.copy_from_slice(src);
+        }
+        self.len = self.len.saturating_add(n);
         self.overflow |= n < bytes.len();
     }
 }

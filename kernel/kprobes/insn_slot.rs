@@ -238,26 +238,3 @@ pub fn cache_get_kallsym<C: InsnCache>(c: &C, symnum: &mut u32) -> Option<usize>
     });
     value
 }
-
-/// `kprobe_get_kallsym()`: insn pages, then optinsn pages, then `arch_kprobe_get_kallsym()`.
-///
-/// Returns which cache answered (`0` insn, `1` optinsn) and the page address, or the arch's
-/// answer, or `None` for -ERANGE. `arch` gets the count left after both caches.
-pub fn kprobe_get_kallsym<C: InsnCache, O: InsnCache>(
-    insn: Option<&C>,
-    optinsn: Option<&O>,
-    mut symnum: u32,
-    arch: impl FnOnce(&mut u32) -> Option<usize>,
-) -> Option<(u8, usize)> {
-    if let Some(c) = insn {
-        if let Some(v) = cache_get_kallsym(c, &mut symnum) {
-            return Some((0, v));
-        }
-    }
-    if let Some(c) = optinsn {
-        if let Some(v) = cache_get_kallsym(c, &mut symnum) {
-            return Some((1, v));
-        }
-    }
-    arch(&mut symnum).map(|v| (2, v))
-}

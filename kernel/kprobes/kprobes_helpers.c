@@ -47,7 +47,7 @@
 
 #include "kprobes_helpers.h"
 
-/* As in kernel/kprobes.c; the Rust core's hash_ptr() is checked against rkp_hash_ptr(). */
+/* As in kernel/kprobes.c (store.rs has the same value). */
 #define KPROBE_HASH_BITS 6
 
 /* ---- __weak defaults (identical semantics to kernel/kprobes.c) ---- */
@@ -167,11 +167,6 @@ void __kprobes rkp_set_kprobe_status(unsigned long status)
 void rkp_flush_insn_slot(struct kprobe *p)
 {
 	flush_insn_slot(p);
-}
-
-unsigned int rkp_hash_ptr(void *addr)
-{
-	return hash_ptr(addr, KPROBE_HASH_BITS);
 }
 
 /*

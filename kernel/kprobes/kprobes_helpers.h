@@ -19,7 +19,6 @@ struct kprobe *rkp_kprobe_running(void);
 void rkp_set_current_kprobe(struct kprobe *p);
 void rkp_set_kprobe_status(unsigned long status);
 void rkp_flush_insn_slot(struct kprobe *p);
-unsigned int rkp_hash_ptr(void *addr);
 struct kretprobe_blackpoint *rkp_kretprobe_blackpoint(int i);
 extern struct mutex kprobe_mutex;
 extern struct hlist_head rkp_kprobe_table[];

@@ -119,8 +119,12 @@ pub fn register_kretprobe<A: KretprobeStore>(a: &A, rp: A::Kretprobe) -> Result 
     ret
 }
 
-/// `register_kretprobes()`: all or nothing.
-pub fn register_kretprobes<A: KretprobeStore>(a: &A, rps: &[A::Kretprobe]) -> Result {
+/// `register_kretprobes()`: all or nothing; a `None` entry (a NULL in the caller's array) fails
+/// with -EINVAL as in [`crate::register::register_kprobes`].
+pub fn register_kretprobes<A: KretprobeStore, R: Copy + Into<Option<A::Kretprobe>>>(
+    a: &A,
+    rps: &[R],
+) -> Result {
     if !A::KRETPROBES {
         return Err(Errno::EOPNOTSUPP);
     }
@@ -128,7 +132,11 @@ pub fn register_kretprobes<A: KretprobeStore>(a: &A, rps: &[A::Kretprobe]) -> Re
         return Err(Errno::EINVAL);
     }
     for (i, &rp) in rps.iter().enumerate() {
-        if let Err(e) = register_kretprobe(a, rp) {
+        let r = rp
+            .into()
+            .ok_or(Errno::EINVAL)
+            .and_then(|rp| register_kretprobe(a, rp));
+        if let Err(e) = r {
             if i > 0 {
                 unregister_kretprobes(a, &rps[..i]);
             }
@@ -139,13 +147,17 @@ pub fn register_kretprobes<A: KretprobeStore>(a: &A, rps: &[A::Kretprobe]) -> Re
 }
 
 /// `unregister_kretprobes()`: tops and pool detach under the mutex, one grace period, bottoms.
-pub fn unregister_kretprobes<A: KretprobeStore>(a: &A, rps: &[A::Kretprobe]) {
+/// A `None` entry (a NULL in the caller's array) is skipped.
+pub fn unregister_kretprobes<A: KretprobeStore, R: Copy + Into<Option<A::Kretprobe>>>(
+    a: &A,
+    rps: &[R],
+) {
     if !A::KRETPROBES || rps.is_empty() {
         return;
     }
     {
         let mut st = a.kprobe_mutex();
-        for &rp in rps {
+        for rp in rps.iter().filter_map(|&rp| rp.into()) {
             let kp = a.kretprobe_kp(rp);
             if unregister_kprobe_top(a, &mut st, kp).is_err() {
                 a.set_addr(kp, 0);
@@ -154,7 +166,7 @@ pub fn unregister_kretprobes<A: KretprobeStore>(a: &A, rps: &[A::Kretprobe]) {
         }
     }
     a.synchronize_rcu();
-    for &rp in rps {
+    for rp in rps.iter().filter_map(|&rp| rp.into()) {
         let kp = a.kretprobe_kp(rp);
         if a.addr(kp) != 0 {
             unregister_kprobe_bottom(a, kp);

@@ -374,12 +374,20 @@ fn register_kprobe_locked<A: Arch>(
 }
 
 /// `register_kprobes()`: all or nothing.
-pub fn register_kprobes<A: Platform>(a: &A, kps: &[A::Probe]) -> Result {
+///
+/// The entries are probes or `Option`s of them: a `None` (a NULL in the caller's array, which C
+/// dereferences) fails with -EINVAL as an entry that cannot be registered does, after the
+/// entries before it are unregistered again.
+pub fn register_kprobes<A: Platform, P: Copy + Into<Option<A::Probe>>>(a: &A, kps: &[P]) -> Result {
     if kps.is_empty() {
         return Err(Errno::EINVAL);
     }
     for (i, &p) in kps.iter().enumerate() {
-        if let Err(e) = register_kprobe(a, p) {
+        let r = p
+            .into()
+            .ok_or(Errno::EINVAL)
+            .and_then(|p| register_kprobe(a, p));
+        if let Err(e) = r {
             if i > 0 {
                 unregister_kprobes(a, &kps[..i]);
             }
@@ -456,21 +464,22 @@ pub fn unregister_kprobe_bottom<A: Arch>(a: &A, p: A::Probe) {
 
 /// `unregister_kprobes()`: tops under the mutex, one `synchronize_rcu()`, then bottoms.
 ///
-/// An unregistered entry gets `addr = 0` and is skipped by the bottom half.
-pub fn unregister_kprobes<A: Arch>(a: &A, kps: &[A::Probe]) {
+/// An unregistered entry gets `addr = 0` and is skipped by the bottom half; a `None` entry (a
+/// NULL in the caller's array) is skipped.
+pub fn unregister_kprobes<A: Arch, P: Copy + Into<Option<A::Probe>>>(a: &A, kps: &[P]) {
     if kps.is_empty() {
         return;
     }
     {
         let mut st = a.kprobe_mutex();
-        for &p in kps {
+        for p in kps.iter().filter_map(|&p| p.into()) {
             if unregister_kprobe_top(a, &mut st, p).is_err() {
                 a.set_addr(p, 0);
             }
         }
     }
     a.synchronize_rcu();
-    for &p in kps {
+    for p in kps.iter().filter_map(|&p| p.into()) {
         if a.addr(p) != 0 {
             unregister_kprobe_bottom(a, p);
         }

@@ -155,8 +155,6 @@ pub trait ProbeStore {
     fn inc_nmissed(&self, p: Self::Probe);
     /// `p->nmissed = 0`.
     fn reset_nmissed(&self, p: Self::Probe);
-    /// `p->pre_handler != NULL`.
-    fn has_pre_handler(&self, p: Self::Probe) -> bool;
     /// `p->post_handler != NULL`.
     fn has_post_handler(&self, p: Self::Probe) -> bool;
     /// `p->pre_handler == aggr_pre_handler` (`kprobe_aggrprobe()`).

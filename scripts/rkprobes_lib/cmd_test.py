@@ -15,7 +15,7 @@ import os
 import re
 import subprocess
 
-from . import common, conformance, kbuild, qemu, setup
+from . import common, conformance, kbuild, nokprobe, qemu, setup
 from .common import Failure, banner, info
 
 # Suites of our own that the KUnit configuration builds, besides upstream's
@@ -24,6 +24,7 @@ EXPECTED_SUITES = {"x86_64": ("rust_insn_decoder",)}
 EXPECTED_SUITES_ALL = ("rust_doctests_kernel",)
 
 HOST_DIR = common.REPO / "tools" / "testing" / "rkprobes" / "host"
+FLAGS_CHECK = HOST_DIR / "core" / "kernel-flags-check.sh"
 DECODER_PKG = "rkprobes-x86-insn"
 
 
@@ -222,6 +223,26 @@ def kunit(res, arch, impl, timeout):
             passed, failed, skipped, note)
 
 
+def flags_check(res, arch, impl):
+    """kernel-flags-check.sh on the KUnit build just booted: the core type-checks with this
+    arch's kernel flags, and no function reachable from a probe hit is probeable."""
+    name = f"kernel-flags check {arch}/{impl}: type-check, hit path unprobeable"
+    bdir = kbuild.build_dir(arch, impl, "kunit")
+    if not (bdir / common.ARCHES[arch].image).is_file():
+        res.add(name, failed=1, note=f"no build in {bdir}")
+        return
+    log = bdir / "kernel-flags-check.log"
+    info(f"$ {FLAGS_CHECK.relative_to(common.REPO)} {bdir}")
+    rc = common.run_logged(["sh", str(FLAGS_CHECK), str(bdir), common.RUSTC], log, label="kernel-flags check")
+    out = log.read_text(errors="replace")
+    lines = [ln for ln in out.splitlines() if ln.startswith(("kernel-flags check", "hit-path check"))]
+    for ln in lines:
+        print(ln, flush=True)
+    summary = next((ln for ln in lines if ln.startswith("hit-path check (")), "no hit-path summary")
+    res.add(name, int(rc == 0), int(rc != 0),
+            note=summary if rc == 0 else f"exit {rc} (log: {log}):\n" + "\n".join(out.splitlines()[-25:]))
+
+
 def cmd_test(args):
     res = Results()
     arches = common.parse_choice(args.arch, tuple(common.ARCHES), "--arch")
@@ -256,8 +277,10 @@ def cmd_test(args):
                     continue
                 banner(f"KUnit on {arch}, {impl} implementation")
                 kunit(res, arch, impl, args.timeout)
-            conformance.run_all(res, arch, [i for i in impls if i != "rust" or not common.rust_unavailable_reason(arch)],
-                                args.timeout)
+                flags_check(res, arch, impl)
+            booted = [i for i in impls if i != "rust" or not common.rust_unavailable_reason(arch)]
+            conformance.run_all(res, arch, booted, args.timeout)
+            nokprobe.run_all(res, arch, booted, args.timeout)
         if "x86_64" in arches:
             banner("x86 decoder: differential test against objdump")
             decoder_difftest(res)

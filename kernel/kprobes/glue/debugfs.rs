@@ -96,27 +96,36 @@ pub extern "C" fn rkp_kprobes_optimization_sysctl(value: bool) -> bool {
     crate::optimizer::kprobes_optimization_sysctl(&KERNEL, value)
 }
 
-/// `dump_kprobe()`: formats C's message into `buf` (NUL-terminated) for `pr_err("%s")`.
-///
-/// # Safety
-///
-/// `kp` is NULL or a live probe; `buf` has room for `len` bytes.
-#[no_mangle]
-pub unsafe extern "C" fn rkp_dump_kprobe(kp: *mut bindings::kprobe, buf: *mut u8, len: usize) {
-    if buf.is_null() || len == 0 {
-        return;
+nokprobe! {
+    /// `dump_kprobe()`'s body: formats C's message into `buf` (NUL-terminated) for
+    /// `pr_err("%s")`. Unprobeable as `dump_kprobe()` is (a fault in a probe handler calls it).
+    ///
+    /// # Safety
+    ///
+    /// `kp` is NULL or a live probe; `buf` has room for `len` bytes.
+    #[no_mangle]
+    pub unsafe extern "C" fn rkp_dump_kprobe(kp: *mut bindings::kprobe, buf: *mut u8, len: usize) {
+        if buf.is_null() {
+            return;
+        }
+        // SAFETY: caller contract on `buf`.
+        let out = unsafe { core::slice::from_raw_parts_mut(buf, len) };
+        // The message, then its NUL; nothing at all for `len == 0`.
+        let Some((_, text)) = out.split_last_mut() else {
+            return;
+        };
+        let mut w = debugfs::SliceSink::new(text);
+        if let Some(p) = core::ptr::NonNull::new(kp) {
+            // SAFETY: caller contract on `kp`.
+            let p = unsafe { Kp::from_raw(p) };
+            let addr = KERNEL.addr(p);
+            KERNEL.kallsyms_lookup(addr, |sym| {
+                debugfs::dump_kprobe(&mut w, KERNEL.symbol_name(p), KERNEL.offset(p), addr, sym);
+            });
+        }
+        let n = w.bytes().len();
+        if let Some(nul) = out.get_mut(n) {
+            *nul = 0;
+        }
     }
-    // SAFETY: caller contract on `buf`.
-    let out = unsafe { core::slice::from_raw_parts_mut(buf, len) };
-    let mut w = debugfs::SliceSink::new(&mut out[..len - 1]);
-    if let Some(p) = core::ptr::NonNull::new(kp) {
-        // SAFETY: caller contract on `kp`.
-        let p = unsafe { Kp::from_raw(p) };
-        let addr = KERNEL.addr(p);
-        KERNEL.kallsyms_lookup(addr, |sym| {
-            debugfs::dump_kprobe(&mut w, KERNEL.symbol_name(p), KERNEL.offset(p), addr, sym);
-        });
-    }
-    let n = w.bytes().len();
-    out[n] = 0;
 }

@@ -4,10 +4,11 @@
 //! thin shim from raw pointers to [`Kp`] handles and from `Result` to 0/-errno.
 //!
 //! Constraints: the probe-hit entry points (`get_kprobe`, `aggr_pre_handler`,
-//! `aggr_post_handler`, `opt_pre_handler`, `kprobes_inc_nmissed_count`) are placed in
-//! `.kprobes.text`, so they and the logic inlined into them are unprobeable, as C's
-//! `NOKPROBE_SYMBOL`s are; they neither allocate nor lock. A NULL probe pointer passed to the
-//! API, which C would dereference, is refused with -EINVAL or ignored; the hit-path handlers
+//! `aggr_post_handler`, `opt_pre_handler`, `kprobes_inc_nmissed_count`) are `nokprobe!`
+//! functions with C's symbol names, so they and the logic inlined into them are unprobeable, as
+//! C's `NOKPROBE_SYMBOL`s are (`hitpath-check.py` proves nothing they reach is left out of line
+//! elsewhere); they neither allocate nor lock. A NULL probe pointer passed to the API, which C
+//! would dereference, is refused with -EINVAL or ignored, in an array too; the hit-path handlers
 //! take the arch's pointer to the hashed probe, never NULL, unchecked as C does.
 //! `EXPORT_SYMBOL_GPL` for the module-facing functions is emitted from C (`kprobes_helpers.c`).
 
@@ -24,9 +25,14 @@ use crate::errno::{to_c_ret, Errno, Result};
 use crate::kretprobe;
 use crate::{blacklist, optimizer, register, table};
 
+/// A probe pointer received from C as a handle; NULL is `None`.
+///
+/// # Safety
+///
+/// `p` is NULL or points to a `struct kprobe` that stays valid for the call.
 #[inline(always)]
-fn kp(p: *mut bindings::kprobe) -> Option<Kp> {
-    // SAFETY: the kprobes API contract: a probe passed in stays valid for the call.
+unsafe fn kp(p: *mut bindings::kprobe) -> Option<Kp> {
+    // SAFETY: non-NULL here, and valid for the call by the caller's contract.
     NonNull::new(p).map(|p| unsafe { Kp::from_raw(p) })
 }
 
@@ -47,68 +53,79 @@ fn ret(r: Result) -> c_int {
     to_c_ret(r)
 }
 
-/// `get_kprobe()`: the hash entry at `addr`, or NULL.
-///
-/// # Safety
-///
-/// Caller holds `kprobe_mutex` or runs with preemption disabled.
-#[no_mangle]
-#[link_section = ".kprobes.text"]
-pub unsafe extern "C" fn get_kprobe(addr: *mut core::ffi::c_void) -> *mut bindings::kprobe {
-    table::get_kprobe(&KERNEL, addr as usize).map_or(core::ptr::null_mut(), Kp::as_ptr)
+nokprobe! {
+    /// `get_kprobe()`: the hash entry at `addr`, or NULL.
+    ///
+    /// # Safety
+    ///
+    /// Caller holds `kprobe_mutex` or runs with preemption disabled.
+    #[no_mangle]
+    pub unsafe extern "C" fn get_kprobe(addr: *mut core::ffi::c_void) -> *mut bindings::kprobe {
+        table::get_kprobe(&KERNEL, addr as usize).map_or(core::ptr::null_mut(), Kp::as_ptr)
+    }
 }
 
-/// `aggr_pre_handler()` (static in C; installed as an aggregate's `pre_handler`).
-///
-/// # Safety
-///
-/// `p` is a hashed aggregate and the caller is a probe handler (preemption disabled).
-#[link_section = ".kprobes.text"]
-pub unsafe extern "C" fn aggr_pre_handler(
-    p: *mut bindings::kprobe,
-    regs: *mut bindings::pt_regs,
-) -> c_int {
-    // SAFETY: the arch calls an aggregate's pre_handler with that aggregate (`# Safety`).
-    table::aggr_pre_handler(&KERNEL, unsafe { hit_kp(p) }, regs)
+nokprobe! {
+    /// `aggr_pre_handler()` (static in C; installed as an aggregate's `pre_handler`).
+    ///
+    /// # Safety
+    ///
+    /// `p` is a hashed aggregate and the caller is a probe handler (preemption disabled).
+    #[no_mangle]
+    pub unsafe extern "C" fn aggr_pre_handler(
+        p: *mut bindings::kprobe,
+        regs: *mut bindings::pt_regs,
+    ) -> c_int {
+        // SAFETY: the arch calls an aggregate's pre_handler with that aggregate (`# Safety`).
+        table::aggr_pre_handler(&KERNEL, unsafe { hit_kp(p) }, regs)
+    }
 }
 
-/// `aggr_post_handler()` (static in C; installed as an aggregate's `post_handler`).
-///
-/// # Safety
-///
-/// As for [`aggr_pre_handler`].
-#[link_section = ".kprobes.text"]
-pub unsafe extern "C" fn aggr_post_handler(
-    p: *mut bindings::kprobe,
-    regs: *mut bindings::pt_regs,
-    flags: usize,
-) {
-    // SAFETY: the arch calls an aggregate's post_handler with that aggregate (`# Safety`).
-    table::aggr_post_handler(&KERNEL, unsafe { hit_kp(p) }, regs, flags);
+nokprobe! {
+    /// `aggr_post_handler()` (static in C; installed as an aggregate's `post_handler`).
+    ///
+    /// # Safety
+    ///
+    /// As for [`aggr_pre_handler`].
+    #[no_mangle]
+    pub unsafe extern "C" fn aggr_post_handler(
+        p: *mut bindings::kprobe,
+        regs: *mut bindings::pt_regs,
+        flags: usize,
+    ) {
+        // SAFETY: the arch calls an aggregate's post_handler with that aggregate (`# Safety`).
+        table::aggr_post_handler(&KERNEL, unsafe { hit_kp(p) }, regs, flags);
+    }
 }
 
-/// `opt_pre_handler()`: the optimized path's fan-out.
-///
-/// # Safety
-///
-/// As for [`aggr_pre_handler`].
-#[no_mangle]
-#[link_section = ".kprobes.text"]
-pub unsafe extern "C" fn opt_pre_handler(p: *mut bindings::kprobe, regs: *mut bindings::pt_regs) {
-    // SAFETY: the arch's optimized callback passes `&op->kp` of a live aggregate (`# Safety`).
-    table::opt_pre_handler(&KERNEL, unsafe { hit_kp(p) }, regs);
+nokprobe! {
+    /// `opt_pre_handler()`: the optimized path's fan-out.
+    ///
+    /// # Safety
+    ///
+    /// As for [`aggr_pre_handler`].
+    #[no_mangle]
+    pub unsafe extern "C" fn opt_pre_handler(
+        p: *mut bindings::kprobe,
+        regs: *mut bindings::pt_regs,
+    ) {
+        // SAFETY: the arch's optimized callback passes `&op->kp` of a live aggregate (`# Safety`).
+        table::opt_pre_handler(&KERNEL, unsafe { hit_kp(p) }, regs);
+    }
 }
 
-/// `kprobes_inc_nmissed_count()`.
-///
-/// # Safety
-///
-/// `p` is a hashed probe; preemption disabled.
-#[no_mangle]
-#[link_section = ".kprobes.text"]
-pub unsafe extern "C" fn kprobes_inc_nmissed_count(p: *mut bindings::kprobe) {
-    if let Some(p) = kp(p) {
-        table::kprobes_inc_nmissed_count(&KERNEL, p);
+nokprobe! {
+    /// `kprobes_inc_nmissed_count()`.
+    ///
+    /// # Safety
+    ///
+    /// `p` is a hashed probe; preemption disabled.
+    #[no_mangle]
+    pub unsafe extern "C" fn kprobes_inc_nmissed_count(p: *mut bindings::kprobe) {
+        // SAFETY: NULL or a hashed probe (`# Safety`).
+        if let Some(p) = unsafe { kp(p) } {
+            table::kprobes_inc_nmissed_count(&KERNEL, p);
+        }
     }
 }
 
@@ -124,49 +141,71 @@ pub fn pre_handler_kretprobe_addr() -> Option<usize> {
     None
 }
 
+/// A kretprobe pointer received from C as a handle; NULL is `None`.
+///
+/// # Safety
+///
+/// `rp` is NULL or points to a `struct kretprobe` that stays valid for the call.
 #[cfg(CONFIG_KRETPROBES)]
-fn krp(rp: *mut bindings::kretprobe) -> Option<Krp> {
-    // SAFETY: the kprobes API contract: a kretprobe passed in stays valid for the call.
+unsafe fn krp(rp: *mut bindings::kretprobe) -> Option<Krp> {
+    // SAFETY: non-NULL here, and valid for the call by the caller's contract.
     NonNull::new(rp).map(|rp| unsafe { Krp::from_raw(rp) })
 }
 
 #[cfg(CONFIG_KRETPROBES)]
-/// `register_kretprobe()`.
+/// `register_kretprobe()`; NULL is refused with -EINVAL.
+///
+/// # Safety
+///
+/// `rp` is NULL or a valid `struct kretprobe` that stays so until it is unregistered.
 #[no_mangle]
-pub extern "C" fn register_kretprobe(rp: *mut bindings::kretprobe) -> c_int {
-    ret(krp(rp)
+pub unsafe extern "C" fn register_kretprobe(rp: *mut bindings::kretprobe) -> c_int {
+    // SAFETY: `# Safety`.
+    ret(unsafe { krp(rp) }
         .ok_or(Errno::EINVAL)
         .and_then(|rp| kretprobe::register_kretprobe(&KERNEL, rp)))
 }
 
 #[cfg(CONFIG_KRETPROBES)]
-/// `unregister_kretprobe()`.
+/// `unregister_kretprobe()`; NULL is ignored.
+///
+/// # Safety
+///
+/// `rp` is NULL or a valid `struct kretprobe`.
 #[no_mangle]
-pub extern "C" fn unregister_kretprobe(rp: *mut bindings::kretprobe) {
-    if let Some(rp) = krp(rp) {
+pub unsafe extern "C" fn unregister_kretprobe(rp: *mut bindings::kretprobe) {
+    // SAFETY: `# Safety`.
+    if let Some(rp) = unsafe { krp(rp) } {
         kretprobe::unregister_kretprobe(&KERNEL, rp);
     }
 }
 
 #[cfg(CONFIG_KRETPROBES)]
-/// Turns a C array of kretprobe pointers into handles (`Krp` is transparent).
+/// A C array of kretprobe pointers as optional handles; a NULL entry is `None`.
 ///
 /// # Safety
 ///
-/// `rps` points to `num` valid, non-NULL kretprobe pointers.
-unsafe fn kretprobes<'a>(rps: *mut *mut bindings::kretprobe, num: c_int) -> Option<&'a [Krp]> {
+/// `rps` is NULL or points to `num` readable pointers, each NULL or a kretprobe that stays valid
+/// for the call (C's contract for these calls, which C does not check for NULL).
+unsafe fn kretprobes<'a>(
+    rps: *mut *mut bindings::kretprobe,
+    num: c_int,
+) -> Option<&'a [Option<Krp>]> {
     let n = usize::try_from(num).ok().filter(|&n| n > 0)?;
     let rps = NonNull::new(rps)?;
-    // SAFETY: `Krp` is `repr(transparent)` over a non-NULL pointer; caller contract.
-    Some(unsafe { core::slice::from_raw_parts(rps.as_ptr().cast::<Krp>(), n) })
+    // SAFETY: `Krp` is `repr(transparent)` over `NonNull`, so `Option<Krp>` has the layout of a
+    // possibly NULL pointer (NULL is `None`); the caller guarantees `num` readable entries, each
+    // NULL or a live kretprobe for the call (`Krp`'s invariant).
+    Some(unsafe { core::slice::from_raw_parts(rps.as_ptr().cast::<Option<Krp>>(), n) })
 }
 
 #[cfg(CONFIG_KRETPROBES)]
-/// `register_kretprobes()`.
+/// `register_kretprobes()`. A NULL entry fails with -EINVAL after the entries before it are
+/// unregistered again, as any failing entry (C dereferences it).
 ///
 /// # Safety
 ///
-/// `rps` points to `num` valid kretprobe pointers.
+/// `rps` is NULL or points to `num` pointers, each NULL or a valid kretprobe.
 #[no_mangle]
 pub unsafe extern "C" fn register_kretprobes(
     rps: *mut *mut bindings::kretprobe,
@@ -180,11 +219,11 @@ pub unsafe extern "C" fn register_kretprobes(
 }
 
 #[cfg(CONFIG_KRETPROBES)]
-/// `unregister_kretprobes()`.
+/// `unregister_kretprobes()`. NULL entries are skipped (C dereferences them).
 ///
 /// # Safety
 ///
-/// `rps` points to `num` valid kretprobe pointers.
+/// `rps` is NULL or points to `num` pointers, each NULL or a valid kretprobe.
 #[no_mangle]
 pub unsafe extern "C" fn unregister_kretprobes(rps: *mut *mut bindings::kretprobe, num: c_int) {
     // SAFETY: forwarded caller contract.
@@ -193,32 +232,40 @@ pub unsafe extern "C" fn unregister_kretprobes(rps: *mut *mut bindings::kretprob
     }
 }
 
-/// `register_kprobe()`.
+/// `register_kprobe()`; NULL is refused with -EINVAL.
+///
+/// # Safety
+///
+/// `p` is NULL or a valid `struct kprobe` that stays so until it is unregistered.
 #[no_mangle]
-pub extern "C" fn register_kprobe(p: *mut bindings::kprobe) -> c_int {
-    ret(kp(p)
+pub unsafe extern "C" fn register_kprobe(p: *mut bindings::kprobe) -> c_int {
+    // SAFETY: `# Safety`.
+    ret(unsafe { kp(p) }
         .ok_or(Errno::EINVAL)
         .and_then(|p| register::register_kprobe(&KERNEL, p)))
 }
 
-/// Turns a C array of probe pointers into handles without allocating (`Kp` is transparent).
+/// A C array of probe pointers as optional handles, without allocating; a NULL entry is `None`.
 ///
 /// # Safety
 ///
-/// `kps` points to `num` valid, non-NULL probe pointers (C's contract for these calls).
-unsafe fn probes<'a>(kps: *mut *mut bindings::kprobe, num: c_int) -> Option<&'a [Kp]> {
+/// `kps` is NULL or points to `num` readable pointers, each NULL or a probe that stays valid for
+/// the call (C's contract for these calls, which C does not check for NULL).
+unsafe fn probes<'a>(kps: *mut *mut bindings::kprobe, num: c_int) -> Option<&'a [Option<Kp>]> {
     let n = usize::try_from(num).ok().filter(|&n| n > 0)?;
     let kps = NonNull::new(kps)?;
-    // SAFETY: `Kp` is `repr(transparent)` over a non-NULL `*mut kprobe`; the caller guarantees
-    // `num` valid non-NULL entries.
-    Some(unsafe { core::slice::from_raw_parts(kps.as_ptr().cast::<Kp>(), n) })
+    // SAFETY: `Kp` is `repr(transparent)` over `NonNull`, so `Option<Kp>` has the layout of a
+    // possibly NULL pointer (NULL is `None`); the caller guarantees `num` readable entries, each
+    // NULL or a live probe for the call (`Kp`'s invariant).
+    Some(unsafe { core::slice::from_raw_parts(kps.as_ptr().cast::<Option<Kp>>(), n) })
 }
 
-/// `register_kprobes()`.
+/// `register_kprobes()`. A NULL entry fails with -EINVAL after the entries before it are
+/// unregistered again, as any failing entry (C dereferences it).
 ///
 /// # Safety
 ///
-/// `kps` points to `num` valid probe pointers.
+/// `kps` is NULL or points to `num` pointers, each NULL or a valid probe.
 #[no_mangle]
 pub unsafe extern "C" fn register_kprobes(kps: *mut *mut bindings::kprobe, num: c_int) -> c_int {
     // SAFETY: forwarded caller contract.
@@ -228,19 +275,24 @@ pub unsafe extern "C" fn register_kprobes(kps: *mut *mut bindings::kprobe, num: 
     }
 }
 
-/// `unregister_kprobe()`.
+/// `unregister_kprobe()`; NULL is ignored.
+///
+/// # Safety
+///
+/// `p` is NULL or a valid `struct kprobe`.
 #[no_mangle]
-pub extern "C" fn unregister_kprobe(p: *mut bindings::kprobe) {
-    if let Some(p) = kp(p) {
+pub unsafe extern "C" fn unregister_kprobe(p: *mut bindings::kprobe) {
+    // SAFETY: `# Safety`.
+    if let Some(p) = unsafe { kp(p) } {
         register::unregister_kprobe(&KERNEL, p);
     }
 }
 
-/// `unregister_kprobes()`.
+/// `unregister_kprobes()`. NULL entries are skipped (C dereferences them).
 ///
 /// # Safety
 ///
-/// `kps` points to `num` valid probe pointers.
+/// `kps` is NULL or points to `num` pointers, each NULL or a valid probe.
 #[no_mangle]
 pub unsafe extern "C" fn unregister_kprobes(kps: *mut *mut bindings::kprobe, num: c_int) {
     // SAFETY: forwarded caller contract.
@@ -249,18 +301,28 @@ pub unsafe extern "C" fn unregister_kprobes(kps: *mut *mut bindings::kprobe, num
     }
 }
 
-/// `enable_kprobe()`.
+/// `enable_kprobe()`; NULL is refused with -EINVAL.
+///
+/// # Safety
+///
+/// `p` is NULL or a valid `struct kprobe`.
 #[no_mangle]
-pub extern "C" fn enable_kprobe(p: *mut bindings::kprobe) -> c_int {
-    ret(kp(p)
+pub unsafe extern "C" fn enable_kprobe(p: *mut bindings::kprobe) -> c_int {
+    // SAFETY: `# Safety`.
+    ret(unsafe { kp(p) }
         .ok_or(Errno::EINVAL)
         .and_then(|p| register::enable_kprobe(&KERNEL, p)))
 }
 
-/// `disable_kprobe()`.
+/// `disable_kprobe()`; NULL is refused with -EINVAL.
+///
+/// # Safety
+///
+/// `p` is NULL or a valid `struct kprobe`.
 #[no_mangle]
-pub extern "C" fn disable_kprobe(p: *mut bindings::kprobe) -> c_int {
-    ret(kp(p)
+pub unsafe extern "C" fn disable_kprobe(p: *mut bindings::kprobe) -> c_int {
+    // SAFETY: `# Safety`.
+    ret(unsafe { kp(p) }
         .ok_or(Errno::EINVAL)
         .and_then(|p| register::disable_kprobe(&KERNEL, p)))
 }
@@ -320,7 +382,8 @@ pub extern "C" fn kprobe_free_init_mem() {
 /// `p` is a hashed probe and the caller holds `kprobe_mutex`.
 #[no_mangle]
 pub unsafe extern "C" fn kprobe_disarmed(p: *mut bindings::kprobe) -> bool {
-    kp(p).is_some_and(|p| optimizer::kprobe_disarmed(&KERNEL, p))
+    // SAFETY: NULL or a hashed probe (`# Safety`).
+    unsafe { kp(p) }.is_some_and(|p| optimizer::kprobe_disarmed(&KERNEL, p))
 }
 
 /// `wait_for_kprobe_optimizer()`.
@@ -344,7 +407,8 @@ pub extern "C" fn rkp_kprobe_optimizer() {
 #[no_mangle]
 pub unsafe extern "C" fn optprobe_queued_unopt(op: *mut bindings::optimized_kprobe) -> bool {
     // `kp` is the first member of `struct optimized_kprobe`.
-    kp(op.cast()).is_some_and(|ap| optimizer::optprobe_queued_unopt(&KERNEL, ap))
+    // SAFETY: NULL or a hashed probe (`# Safety`).
+    unsafe { kp(op.cast()) }.is_some_and(|ap| optimizer::optprobe_queued_unopt(&KERNEL, ap))
 }
 
 /// `register_kretprobe()` without `CONFIG_KRETPROBES`.

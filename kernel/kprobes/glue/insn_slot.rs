@@ -283,29 +283,42 @@ impl InsnCache for Cache {
     }
 }
 
-fn cache(c: *mut bindings::kprobe_insn_cache) -> Option<&'static Cache> {
-    // SAFETY: the header's wrappers only pass the two static caches.
+/// # Safety
+///
+/// `c` is NULL or one of the two static caches.
+unsafe fn cache(c: *mut bindings::kprobe_insn_cache) -> Option<&'static Cache> {
+    // SAFETY: non-NULL here, so one of the static caches (`# Safety`).
     NonNull::new(c).map(|c| unsafe { Cache::from_raw(c) })
 }
 
 /// `__get_insn_slot()`: a free slot, or NULL.
+///
+/// # Safety
+///
+/// `c` is NULL or `&kprobe_insn_slots`/`&kprobe_optinsn_slots`, as the header's wrappers pass.
 #[no_mangle]
-pub extern "C" fn __get_insn_slot(
+pub unsafe extern "C" fn __get_insn_slot(
     c: *mut bindings::kprobe_insn_cache,
 ) -> *mut bindings::kprobe_opcode_t {
-    cache(c)
+    // SAFETY: `# Safety`.
+    unsafe { cache(c) }
         .and_then(insn_slot::get_insn_slot)
         .map_or(ptr::null_mut(), |s| s as *mut _)
 }
 
 /// `__free_insn_slot()`.
+///
+/// # Safety
+///
+/// As for [`__get_insn_slot`]; `slot` is only compared with the cache's pages.
 #[no_mangle]
-pub extern "C" fn __free_insn_slot(
+pub unsafe extern "C" fn __free_insn_slot(
     c: *mut bindings::kprobe_insn_cache,
     slot: *mut bindings::kprobe_opcode_t,
     dirty: c_int,
 ) {
-    if let Some(c) = cache(c) {
+    // SAFETY: `# Safety`.
+    if let Some(c) = unsafe { cache(c) } {
         if !insn_slot::free_insn_slot(c, slot as usize, dirty != 0) {
             // SAFETY: WARN_ON(1) only, as C on a slot no page holds or a double free.
             unsafe { rkp_warn_insn_slot_free() };
@@ -314,11 +327,19 @@ pub extern "C" fn __free_insn_slot(
 }
 
 /// `__is_insn_slot_addr()`.
+///
+/// # Safety
+///
+/// As for [`__get_insn_slot`].
 #[no_mangle]
-pub extern "C" fn __is_insn_slot_addr(c: *mut bindings::kprobe_insn_cache, addr: usize) -> bool {
+pub unsafe extern "C" fn __is_insn_slot_addr(
+    c: *mut bindings::kprobe_insn_cache,
+    addr: usize,
+) -> bool {
     // SAFETY: an RCU read-side section around the lockless walk.
     unsafe { super::helpers::rcu_read_lock() };
-    let r = cache(c).is_some_and(|c| insn_slot::is_insn_slot_addr(c, addr));
+    // SAFETY: `# Safety`.
+    let r = unsafe { cache(c) }.is_some_and(|c| insn_slot::is_insn_slot_addr(c, addr));
     // SAFETY: ends the section.
     unsafe { super::helpers::rcu_read_unlock() };
     r
@@ -362,7 +383,8 @@ pub unsafe extern "C" fn kprobe_cache_get_kallsym(
     ty: *mut c_char,
     sym: *mut c_char,
 ) -> c_int {
-    let (Some(c), false) = (cache(c), symnum.is_null()) else {
+    // SAFETY: `c` as for [`__get_insn_slot`] (kallsyms passes the static caches).
+    let (Some(c), false) = (unsafe { cache(c) }, symnum.is_null()) else {
         return crate::errno::Errno::ERANGE.to_neg();
     };
     // SAFETY: RCU reader; `symnum` writable (caller contract).

@@ -146,20 +146,22 @@ impl KretprobeStore for Kernel {
     }
 }
 
-/// `pre_handler_kretprobe()` (static in C): installed as every kretprobe's `pre_handler`.
-///
-/// # Safety
-///
-/// Called by the arch or the aggregate fan-out with `p == &rp->kp` of a registered kretprobe.
-#[link_section = ".kprobes.text"]
-pub unsafe extern "C" fn pre_handler_kretprobe(
-    p: *mut bindings::kprobe,
-    regs: *mut bindings::pt_regs,
-) -> i32 {
-    let Some(p) = NonNull::new(p) else {
-        return 0;
-    };
-    // SAFETY: `kp` is the first member of `struct kretprobe` (container_of with offset 0).
-    let rp = unsafe { Krp::from_raw(p.cast()) };
-    crate::kretprobe::pre_handler_kretprobe(&KERNEL, rp, regs)
+nokprobe! {
+    /// `pre_handler_kretprobe()` (static in C): installed as every kretprobe's `pre_handler`.
+    ///
+    /// # Safety
+    ///
+    /// Called by the arch or the aggregate fan-out with `p == &rp->kp` of a registered kretprobe.
+    #[no_mangle]
+    pub unsafe extern "C" fn pre_handler_kretprobe(
+        p: *mut bindings::kprobe,
+        regs: *mut bindings::pt_regs,
+    ) -> i32 {
+        let Some(p) = NonNull::new(p) else {
+            return 0;
+        };
+        // SAFETY: `kp` is the first member of `struct kretprobe` (container_of with offset 0).
+        let rp = unsafe { Krp::from_raw(p.cast()) };
+        crate::kretprobe::pre_handler_kretprobe(&KERNEL, rp, regs)
+    }
 }

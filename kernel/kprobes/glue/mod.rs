@@ -8,6 +8,23 @@
 //! logic file, which this code reaches as `crate::<file>`; `kprobes_helpers.o` (the C half) is
 //! linked alongside.
 
+/// Makes the functions it wraps unprobeable, as C's `__kprobes` does: each goes into section
+/// `.kprobes.text`, whose symbols `init_kprobes()` puts on the kprobe blacklist one by one, so
+/// `register_kprobe()` on any of them fails with -EINVAL.
+///
+/// Every function a probe hit reaches is either wrapped in it or inlined into one that is;
+/// `tools/testing/rkprobes/host/core/hitpath-check.py` proves that on the built object (run by
+/// `kernel-flags-check.sh` in `scripts/rkprobes test`), and the in-guest check
+/// (`tools/testing/rkprobes/nokprobe/`) that the running kernel refuses each one.
+macro_rules! nokprobe {
+    ($($item:item)*) => {
+        $(
+            #[link_section = ".kprobes.text"]
+            $item
+        )*
+    };
+}
+
 pub mod debugfs;
 pub mod exports;
 mod helpers;

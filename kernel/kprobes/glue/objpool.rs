@@ -69,23 +69,25 @@ unsafe extern "C" fn kretprobe_fini_pool(
     0
 }
 
-/// `free_rp_inst_rcu()`: an instance of an unregistered kretprobe leaves its pool.
-///
-/// # Safety
-///
-/// Called by RCU with the `rcu` head of an instance queued by `drop_instance_rcu()`.
-#[link_section = ".kprobes.text"]
-unsafe extern "C" fn free_rp_inst_rcu(head: *mut bindings::callback_head) {
-    let off = offset_of!(bindings::kretprobe_instance, rcu);
-    let ri = head
-        .cast::<u8>()
-        .wrapping_sub(off)
-        .cast::<bindings::kretprobe_instance>();
-    // SAFETY: `head` is the `rcu` member of a live instance (container_of); its holder
-    // outlives every object of the pool.
-    unsafe {
-        let rph = ptr::read(addr_of!((*ri).rph));
-        bindings::objpool_drop(ri.cast(), addr_of_mut!((*rph).pool));
+nokprobe! {
+    /// `free_rp_inst_rcu()`: an instance of an unregistered kretprobe leaves its pool.
+    ///
+    /// # Safety
+    ///
+    /// Called by RCU with the `rcu` head of an instance queued by `drop_instance_rcu()`.
+    #[no_mangle]
+    unsafe extern "C" fn free_rp_inst_rcu(head: *mut bindings::callback_head) {
+        let off = offset_of!(bindings::kretprobe_instance, rcu);
+        let ri = head
+            .cast::<u8>()
+            .wrapping_sub(off)
+            .cast::<bindings::kretprobe_instance>();
+        // SAFETY: `head` is the `rcu` member of a live instance (container_of); its holder
+        // outlives every object of the pool.
+        unsafe {
+            let rph = ptr::read(addr_of!((*ri).rph));
+            bindings::objpool_drop(ri.cast(), addr_of_mut!((*rph).pool));
+        }
     }
 }
 
@@ -355,75 +357,78 @@ impl TaskInstances for Kernel {
     }
 }
 
-/// `__kretprobe_trampoline_handler()`: called by the arch trampoline (between
-/// `kprobe_busy_begin()` and `kprobe_busy_end()`) when a kretprobe'd function returns.
-///
-/// # Safety
-///
-/// `regs` are the returning function's registers, `frame_pointer` its frame, on `current`.
-#[no_mangle]
-#[link_section = ".kprobes.text"]
-pub unsafe extern "C" fn __kretprobe_trampoline_handler(
-    regs: *mut bindings::pt_regs,
-    frame_pointer: *mut c_void,
-) -> c_ulong {
-    match kretprobe::kretprobe_trampoline_handler(&KERNEL, regs, frame_pointer as usize) {
-        Some(addr) => addr as c_ulong,
-        // No instance: C says so and BUG()s; returning would jump to nowhere.
-        // SAFETY: does not return.
-        None => unsafe { rkp_kretprobe_ret_addr_bug() },
+nokprobe! {
+    /// `__kretprobe_trampoline_handler()`: called by the arch trampoline (between
+    /// `kprobe_busy_begin()` and `kprobe_busy_end()`) when a kretprobe'd function returns.
+    ///
+    /// # Safety
+    ///
+    /// `regs` are the returning function's registers, `frame_pointer` its frame, on `current`.
+    #[no_mangle]
+    pub unsafe extern "C" fn __kretprobe_trampoline_handler(
+        regs: *mut bindings::pt_regs,
+        frame_pointer: *mut c_void,
+    ) -> c_ulong {
+        match kretprobe::kretprobe_trampoline_handler(&KERNEL, regs, frame_pointer as usize) {
+            Some(addr) => addr as c_ulong,
+            // No instance: C says so and BUG()s; returning would jump to nowhere.
+            // SAFETY: does not return.
+            None => unsafe { rkp_kretprobe_ret_addr_bug() },
+        }
     }
 }
 
-/// `kretprobe_find_ret_addr()`: for the arch unwinders, the real return address of frame `fp`
-/// on `tsk`, resuming after `*cur`; 0 if none.
-///
-/// # Safety
-///
-/// `tsk` is `current` or a task that is not running; `cur` is NULL (a WARN) or points to a
-/// cursor that is NULL on the first call.
-#[no_mangle]
-#[link_section = ".kprobes.text"]
-pub unsafe extern "C" fn kretprobe_find_ret_addr(
-    tsk: *mut c_void,
-    fp: *mut c_void,
-    cur: *mut *mut bindings::llist_node,
-) -> c_ulong {
-    if cur.is_null() {
-        // SAFETY: WARN_ON_ONCE(1) only.
-        unsafe { rkp_warn_kretprobe_no_cursor() };
-        return 0;
+nokprobe! {
+    /// `kretprobe_find_ret_addr()`: for the arch unwinders, the real return address of frame `fp`
+    /// on `tsk`, resuming after `*cur`; 0 if none.
+    ///
+    /// # Safety
+    ///
+    /// `tsk` is `current` or a task that is not running; `cur` is NULL (a WARN) or points to a
+    /// cursor that is NULL on the first call.
+    #[no_mangle]
+    pub unsafe extern "C" fn kretprobe_find_ret_addr(
+        tsk: *mut c_void,
+        fp: *mut c_void,
+        cur: *mut *mut bindings::llist_node,
+    ) -> c_ulong {
+        if cur.is_null() {
+            // SAFETY: WARN_ON_ONCE(1) only.
+            unsafe { rkp_warn_kretprobe_no_cursor() };
+            return 0;
+        }
+        // SAFETY: the address of a member of a valid task (the function's contract).
+        let Some(head) = NonNull::new(unsafe { rkp_task_kretprobe_instances(tsk) }) else {
+            return 0;
+        };
+        // INVARIANT: `tsk` is current or not running (the function's contract).
+        let task = TaskList(head);
+        // SAFETY: `cur` is valid (checked non-NULL; the function's contract).
+        let mut c = instance_of(unsafe { ptr::read(cur) });
+        let ret = kretprobe::kretprobe_find_ret_addr(&KERNEL, task, fp as usize, &mut c);
+        // SAFETY: as above.
+        unsafe { ptr::write(cur, node_of(c)) };
+        ret as c_ulong
     }
-    // SAFETY: the address of a member of a valid task (the function's contract).
-    let Some(head) = NonNull::new(unsafe { rkp_task_kretprobe_instances(tsk) }) else {
-        return 0;
-    };
-    // INVARIANT: `tsk` is current or not running (the function's contract).
-    let task = TaskList(head);
-    // SAFETY: `cur` is valid (checked non-NULL; the function's contract).
-    let mut c = instance_of(unsafe { ptr::read(cur) });
-    let ret = kretprobe::kretprobe_find_ret_addr(&KERNEL, task, fp as usize, &mut c);
-    // SAFETY: as above.
-    unsafe { ptr::write(cur, node_of(c)) };
-    ret as c_ulong
 }
 
-/// `kprobe_flush_task()`: called from `delayed_put_task_struct()` for a dead task, whose
-/// instances (functions that never returned) go back to their pools.
-///
-/// # Safety
-///
-/// `tk` is a dead task nobody else walks the list of.
-#[no_mangle]
-#[link_section = ".kprobes.text"]
-pub unsafe extern "C" fn kprobe_flush_task(tk: *mut c_void) {
-    if tk.is_null() {
-        return;
+nokprobe! {
+    /// `kprobe_flush_task()`: called from `delayed_put_task_struct()` for a dead task, whose
+    /// instances (functions that never returned) go back to their pools.
+    ///
+    /// # Safety
+    ///
+    /// `tk` is a dead task nobody else walks the list of.
+    #[no_mangle]
+    pub unsafe extern "C" fn kprobe_flush_task(tk: *mut c_void) {
+        if tk.is_null() {
+            return;
+        }
+        // SAFETY: the address of a member of a valid task (the function's contract).
+        let Some(head) = NonNull::new(unsafe { rkp_task_kretprobe_instances(tk) }) else {
+            return;
+        };
+        // INVARIANT: a dead task's list, flushed once.
+        kretprobe::kprobe_flush_task(&KERNEL, TaskList(head));
     }
-    // SAFETY: the address of a member of a valid task (the function's contract).
-    let Some(head) = NonNull::new(unsafe { rkp_task_kretprobe_instances(tk) }) else {
-        return;
-    };
-    // INVARIANT: a dead task's list, flushed once.
-    kretprobe::kprobe_flush_task(&KERNEL, TaskList(head));
 }

@@ -199,6 +199,20 @@ fn queue_id(q: OptQueue) -> i32 {
 
 /// Copies `name` and a NUL into `buf` (not zeroed first: only those bytes are read); `None` if
 /// it does not fit or holds a NUL (no such kernel symbol).
+/// The bytes of a C string before its NUL, measured with the kernel's `strlen()`.
+///
+/// Used on the probe-hit path (`dump_kprobe()`), which has no panic path: `CStr::from_ptr()`
+/// adds 1 to the length with an overflow check.
+///
+/// # Safety
+///
+/// `s` is a NUL-terminated string that stays valid and unchanged for `'a`.
+#[inline(always)]
+unsafe fn c_str_bytes<'a>(s: *const u8) -> &'a [u8] {
+    // SAFETY: the `strlen(s)` bytes before the NUL are initialised and live for `'a`.
+    unsafe { slice::from_raw_parts(s, bindings::strlen(s.cast())) }
+}
+
 fn c_name<'a>(name: &[u8], buf: &'a mut MaybeUninit<[u8; KSYM_NAME_LEN]>) -> Option<&'a CStr> {
     if name.len() >= KSYM_NAME_LEN || name.contains(&0) {
         return None;
@@ -289,7 +303,7 @@ impl ProbeStore for Kernel {
         // the registration call that asks for it, which outlives every use of the slice.
         unsafe {
             let name = ptr::read_volatile(addr_of!((*p.as_ptr()).symbol_name));
-            (!name.is_null()).then(|| CStr::from_ptr(name.cast()).to_bytes())
+            (!name.is_null()).then(|| c_str_bytes(name.cast()))
         }
     }
     fn offset(&self, p: Kp) -> u32 {
@@ -320,11 +334,6 @@ impl ProbeStore for Kernel {
     fn reset_nmissed(&self, p: Kp) {
         // SAFETY: `p` is live.
         unsafe { ptr::write_volatile(addr_of_mut!((*p.as_ptr()).nmissed), 0) };
-    }
-    #[inline(always)]
-    fn has_pre_handler(&self, p: Kp) -> bool {
-        // SAFETY: `p` is live.
-        unsafe { ptr::read_volatile(addr_of!((*p.as_ptr()).pre_handler)).is_some() }
     }
     #[inline(always)]
     fn has_post_handler(&self, p: Kp) -> bool {
@@ -640,10 +649,10 @@ impl KernelText for Kernel {
                 buf.as_mut_ptr().cast(),
             );
             (!name.is_null()).then(|| Ksym {
-                name: CStr::from_ptr(name.cast()).to_bytes(),
+                name: c_str_bytes(name.cast()),
                 offset: offset as usize,
                 size: size as usize,
-                module: (!modname.is_null()).then(|| CStr::from_ptr(modname.cast()).to_bytes()),
+                module: (!modname.is_null()).then(|| c_str_bytes(modname.cast())),
             })
         };
         f(sym)

@@ -99,35 +99,37 @@ pub fn instance_hook(ri: Instance, regs: *mut bindings::pt_regs, mcount: bool) {
     unsafe { bindings::rethook_hook(ri.as_ptr(), regs, mcount) };
 }
 
-/// `kretprobe_rethook_handler()` (static in C): runs the user's return handler.
-///
-/// # Safety
-///
-/// Called by rethook with the node of an instance of the kretprobe `data`.
-#[link_section = ".kprobes.text"]
-pub unsafe extern "C" fn kretprobe_rethook_handler(
-    rh: *mut bindings::rethook_node,
-    data: *mut c_void,
-    _ret_addr: usize,
-    regs: *mut bindings::pt_regs,
-) {
-    let rp = data.cast::<bindings::kretprobe>();
-    // C WARNs once on NULL data (a broken rethook).
-    if rp.is_null() {
-        return;
+nokprobe! {
+    /// `kretprobe_rethook_handler()` (static in C): runs the user's return handler.
+    ///
+    /// # Safety
+    ///
+    /// Called by rethook with the node of an instance of the kretprobe `data`.
+    #[no_mangle]
+    pub unsafe extern "C" fn kretprobe_rethook_handler(
+        rh: *mut bindings::rethook_node,
+        data: *mut c_void,
+        _ret_addr: usize,
+        regs: *mut bindings::pt_regs,
+    ) {
+        let rp = data.cast::<bindings::kretprobe>();
+        // C WARNs once on NULL data (a broken rethook).
+        if rp.is_null() {
+            return;
+        }
+        // SAFETY: `data` is the kretprobe this rethook was allocated for, alive while the rethook
+        // calls back (rethook_free() clears the handler before the kretprobe can go).
+        let Some(handler) = (unsafe { ptr::read_volatile(addr_of!((*rp).handler)) }) else {
+            return;
+        };
+        // SAFETY: per-CPU writes with preemption disabled (rethook handler context).
+        unsafe {
+            set_current_kprobe(addr_of_mut!((*rp).kp));
+            set_kprobe_status(bindings::KPROBE_HIT_ACTIVE as usize);
+        }
+        // SAFETY: `node` is the first member of `struct kretprobe_instance`.
+        unsafe { handler(rh.cast(), regs) };
+        // SAFETY: as above.
+        unsafe { set_current_kprobe(ptr::null_mut()) };
     }
-    // SAFETY: `data` is the kretprobe this rethook was allocated for, alive while the rethook
-    // calls back (rethook_free() clears the handler before the kretprobe can go).
-    let Some(handler) = (unsafe { ptr::read_volatile(addr_of!((*rp).handler)) }) else {
-        return;
-    };
-    // SAFETY: per-CPU writes with preemption disabled (rethook handler context).
-    unsafe {
-        set_current_kprobe(addr_of_mut!((*rp).kp));
-        set_kprobe_status(bindings::KPROBE_HIT_ACTIVE as usize);
-    }
-    // SAFETY: `node` is the first member of `struct kretprobe_instance`.
-    unsafe { handler(rh.cast(), regs) };
-    // SAFETY: as above.
-    unsafe { set_current_kprobe(ptr::null_mut()) };
 }

@@ -7,8 +7,7 @@ mod sim;
 
 use rkprobes_core::blacklist::kprobe_add_ksym_blacklist;
 use rkprobes_core::debugfs::{
-    blacklist_line, enabled_file, kstrtobool, report_probe, show_blacklist, show_kprobe_addr,
-    ProbeLine, SeqSink, SliceSink,
+    blacklist_line, report_probe, show_blacklist, show_kprobe_addr, ProbeLine, SeqSink, SliceSink,
 };
 use rkprobes_core::register::{disable_kprobe, register_kprobe, register_kprobes};
 use rkprobes_core::store::{
@@ -120,19 +119,6 @@ fn blacklist_and_enabled_formats() {
          0x0000000000000010-0x0000000000000018\th [m]\n\
          0x0000000000000010-0x0000000000000018\t0x10\n"
     );
-    assert_eq!(enabled_file(false), b"1\n");
-    assert_eq!(enabled_file(true), b"0\n");
-    for (s, v) in [
-        ("1", Some(true)),
-        ("on", Some(true)),
-        ("Off", Some(false)),
-        ("N\n", Some(false)),
-    ] {
-        assert_eq!(kstrtobool(s.as_bytes()), v, "{s}");
-    }
-    for s in ["", "o", "ox", "2", "enable"] {
-        assert_eq!(kstrtobool(s.as_bytes()), None, "{s}");
-    }
 }
 
 #[test]

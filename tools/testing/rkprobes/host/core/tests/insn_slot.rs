@@ -323,30 +323,3 @@ proptest! {
         prop_assert!(c.linked_pages() <= 1);
     }
 }
-
-#[test]
-fn kallsyms_over_both_caches_then_arch() {
-    use rkprobes_core::insn_slot::kprobe_get_kallsym;
-    let insn = SimCache::new(15);
-    let opt = SimCache::new(256);
-    let i0 = get_insn_slot(&insn).unwrap();
-    let o0 = get_insn_slot(&opt).unwrap();
-    assert_eq!(
-        kprobe_get_kallsym(Some(&insn), Some(&opt), 0, |_| None),
-        Some((0, i0))
-    );
-    assert_eq!(
-        kprobe_get_kallsym(Some(&insn), Some(&opt), 1, |_| None),
-        Some((1, o0))
-    );
-    let mut seen = None;
-    let r = kprobe_get_kallsym(Some(&insn), Some(&opt), 5, |n| {
-        seen = Some(*n);
-        None
-    });
-    assert_eq!((r, seen), (None, Some(3)));
-    assert_eq!(
-        kprobe_get_kallsym::<SimCache, SimCache>(None, None, 0, |_| Some(7)),
-        Some((2, 7))
-    );
-}

@@ -133,7 +133,7 @@ fn maxactive_default_and_pool_rules() {
 #[test]
 fn batch_and_unregister() {
     let s = S::new();
-    assert_eq!(register_kretprobes(&s, &[]), Err(Errno::EINVAL));
+    assert_eq!(register_kretprobes(&s, &[] as &[Pid]), Err(Errno::EINVAL));
     let a = kret(&s, "func_a", 0, KretRec::default());
     let b = kret(&s, "func_b", 0, KretRec::default());
     let bad = kret(&s, "func_c", 1, KretRec::default());
@@ -168,4 +168,34 @@ fn batch_and_unregister() {
     let n = kret(&s, "func_f", 0, KretRec::default());
     unregister_kretprobe(&s, n);
     assert_eq!(s.probe_addr(n), 0);
+}
+
+#[test]
+fn batch_with_a_null_entry() {
+    // A NULL in the C array arrives as `None`: -EINVAL with rollback when registering, skipped
+    // when unregistering (C dereferences it in both).
+    let s = S::new();
+    let a = kret(&s, "func_a", 0, KretRec::default());
+    let b = kret(&s, "func_b", 0, KretRec::default());
+    assert_eq!(
+        register_kretprobes(&s, &[Some(a), None, Some(b)]),
+        Err(Errno::EINVAL)
+    );
+    assert!(s.reachable().is_empty());
+    assert!(s.text_pristine());
+    assert_eq!(
+        s.kret(a).pool_free,
+        None,
+        "the rolled back entry released its pool"
+    );
+    for (p, sym) in [(a, "func_a"), (b, "func_b")] {
+        s.reset_probe(p, 0, Some(sym), 0);
+        s.set_user_flags(p, 0);
+    }
+    register_kretprobes(&s, &[Some(a), Some(b)]).unwrap();
+    assert_eq!(s.reachable().len(), 2);
+    unregister_kretprobes(&s, &[None, Some(a), None, Some(b)]);
+    assert!(s.reachable().is_empty());
+    assert!(s.text_pristine());
+    unregister_kretprobes(&s, &[None::<Pid>]);
 }

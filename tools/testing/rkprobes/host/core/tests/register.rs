@@ -232,7 +232,7 @@ fn register_masks_flags_and_resets_nmissed() {
 #[test]
 fn batch_registration_rolls_back() {
     let s = Plain::new();
-    assert_eq!(register_kprobes(&s, &[]), Err(Errno::EINVAL));
+    assert_eq!(register_kprobes(&s, &[] as &[sim::Pid]), Err(Errno::EINVAL));
     let a = probe(&s, "func_a", 0);
     let b = probe(&s, "func_b", 0);
     let bad = probe(&s, "func_c", 2);
@@ -240,6 +240,34 @@ fn batch_registration_rolls_back() {
     assert!(s.reachable().is_empty());
     assert!(s.text_pristine());
     assert_eq!(s.slots_in_use(), 0);
+}
+
+#[test]
+fn batch_with_a_null_entry() {
+    // A NULL in the C array arrives as `None`: -EINVAL with rollback when registering, skipped
+    // when unregistering (C dereferences it in both).
+    let s = Plain::new();
+    let a = probe(&s, "func_a", 0);
+    let b = probe(&s, "func_b", 0);
+    assert_eq!(
+        register_kprobes(&s, &[Some(a), None, Some(b)]),
+        Err(Errno::EINVAL)
+    );
+    assert!(s.reachable().is_empty());
+    assert!(s.text_pristine());
+    assert_eq!(
+        register_kprobes(&s, &[None::<sim::Pid>]),
+        Err(Errno::EINVAL)
+    );
+    // Fresh structs: an unregistered one keeps its address (C's behaviour).
+    let c = probe(&s, "func_a", 0);
+    let d = probe(&s, "func_b", 0);
+    register_kprobes(&s, &[Some(c), Some(d)]).unwrap();
+    assert_eq!(s.reachable().len(), 2);
+    unregister_kprobes(&s, &[None, Some(c), None, Some(d)]);
+    assert!(s.reachable().is_empty());
+    assert!(s.text_pristine());
+    unregister_kprobes(&s, &[None::<sim::Pid>]);
 }
 
 #[test]

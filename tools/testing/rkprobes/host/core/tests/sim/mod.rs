@@ -219,6 +219,13 @@ pub const FUNCS: [&str; 8] = [
 pub const FTRACED: &str = "ftraced_fn";
 
 impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
+    /// `p->pre_handler != NULL`, as the arch's int3 handler tests it.
+    fn has_pre_handler(&self, p: Pid) -> bool {
+        self.rec(p, |r| {
+            r.aggr || r.pre.is_some() || r.kret.as_ref().is_some_and(|k| k.handlers)
+        })
+    }
+
     /// A fresh platform: text, symbols, and the state after `init_kprobes`.
     pub fn new() -> Self {
         let mut text = vec![0u8; TEXT_SIZE];
@@ -830,11 +837,6 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
     }
     fn reset_nmissed(&self, p: Pid) {
         self.rec(p, |r| r.nmissed = 0);
-    }
-    fn has_pre_handler(&self, p: Pid) -> bool {
-        self.rec(p, |r| {
-            r.aggr || r.pre.is_some() || r.kret.as_ref().is_some_and(|k| k.handlers)
-        })
     }
     fn has_post_handler(&self, p: Pid) -> bool {
         self.rec(p, |r| {

@@ -1,0 +1,168 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The probe-every-symbol check of `rkprobes test`.
+
+For each implementation: list every function symbol of the kprobes core's
+objects in the KUnit build (llvm-nm) with, for each, whether it is reachable
+from a probe hit (the call graph of tools/testing/rkprobes/host/core/hitpath-check.py),
+boot that kernel with a busybox initramfs holding the list and
+rkprobes_nokprobe.ko (tools/testing/rkprobes/nokprobe/), and register a kprobe
+on each symbol there. Every function reachable from a probe hit must be
+refused with -EINVAL. Once both cores have run, the names both cores define
+must be refused by both or by neither; a difference fails unless
+EXPECTED_DIFFERENCES lists it with its reason.
+"""
+
+import re
+import subprocess
+import sys
+
+from . import common, initramfs, kbuild, qemu
+from .common import Failure
+
+DIR = common.REPO / "tools" / "testing" / "rkprobes" / "nokprobe"
+INIT = DIR / "nokprobe-init.sh"
+MODULE = "rkprobes_nokprobe.ko"
+CHECK = common.REPO / "tools" / "testing" / "rkprobes" / "host" / "core" / "hitpath-check.py"
+# Modules, debugfs and an initramfs are in the x86_64 KUnit configuration only.
+ARCHES = ("x86_64",)
+APPEND = "panic=-1 kunit.enable=0"
+EINVAL = -22
+# Names both cores define that one refuses and the other accepts, with the reason.
+EXPECTED_DIFFERENCES = {}
+
+
+def symbol_list(bdir):
+    """Runs the hit-path check's call graph on the build; returns (path of the list, its output)."""
+    out = bdir / "nokprobe-symbols.txt"
+    out.unlink(missing_ok=True)
+    r = subprocess.run([sys.executable, str(CHECK), "--symbols", str(out), str(bdir)],
+                       capture_output=True, text=True)
+    if not out.is_file():
+        raise Failure(f"{CHECK.name} wrote no symbol list:\n{r.stdout}{r.stderr}")
+    return out, (r.stdout + r.stderr).strip()
+
+
+def _parse(text):
+    results, dups = {}, {}
+    for ln in text.splitlines():
+        ln = re.sub(r"^\[\s*\d+\.\d+\]\s?", "", ln.rstrip("\r"))
+        m = re.match(r"^RKN (\S+) (-?\d+)$", ln)
+        if m:
+            results[m.group(1)] = int(m.group(2))
+        m = re.match(r"^RKN-DUP (\S+) (\d+)$", ln)
+        if m:
+            dups[m.group(1)] = int(m.group(2))
+    return results, dups
+
+
+def run(res, arch, impl, timeout):
+    """Build, boot and check one implementation; adds one result row, returns its data or None."""
+    name = f"probe every core symbol {arch}/{impl}"
+    try:
+        bdir = kbuild.build(arch, impl, "kunit")
+        syms_path, check_out = symbol_list(bdir)
+        kos = kbuild.build_external_modules(arch, bdir, "rkprobes-nokprobe",
+                                            [DIR / "Kbuild", DIR / "rkprobes_nokprobe.c"], (MODULE,),
+                                            fail_on_warnings=True)
+        initrd = initramfs.pack(bdir, "nokprobe-initramfs", INIT, kos, files={"symbols": syms_path})
+    except Failure as e:
+        res.add(name, failed=1, note=str(e))
+        return None
+    symbols = {}
+    for ln in syms_path.read_text().splitlines():
+        sym, hit = ln.split()
+        symbols[sym] = hit == "hit"
+    log = bdir / "nokprobe-console.log"
+    boot_error = None
+    try:
+        text = qemu.boot(arch, bdir, APPEND, log, lambda t: "RKN-DONE" in t, timeout, initrd=initrd,
+                         label=f"probe every symbol {arch}/{impl}")
+    except Failure as e:
+        boot_error = str(e)
+        text = log.read_text(errors="replace") if log.is_file() else ""
+    results, dups = _parse(text)
+    hit = sorted(s for s, h in symbols.items() if h)
+    wrong = [f"{s}: {results[s] if s in results else 'not probed'}" for s in hit
+             if results.get(s) != EINVAL]
+    missing = [s for s in symbols if s not in results]
+    refused = {s for s, r in results.items() if r != 0}
+    errnos = {}
+    for s in refused:
+        errnos[results[s]] = errnos.get(results[s], 0) + 1
+    summary = (f"{len(results)}/{len(symbols)} function symbols probed, {len(refused)} refused ("
+               + ", ".join(f"{n} with {e}" for e, n in sorted(errnos.items())) + "); "
+               f"{len(hit) - len(wrong)}/{len(hit)} reachable from a probe hit refused with -EINVAL")
+    print(f"nokprobe {arch}/{impl}: {summary}", flush=True)
+    note = summary + f" (console: {log})"
+    failed = len(wrong)
+    if wrong:
+        note += "\n  reachable from a probe hit but not refused with -EINVAL: " + "; ".join(wrong)
+        print(f"nokprobe {arch}/{impl}: NOT refused: " + "; ".join(wrong), flush=True)
+    if boot_error or missing:
+        failed = max(failed, 1)
+        note += (f"\n  the boot did not finish: {boot_error}" if boot_error else "") \
+            + (f"\n  {len(missing)} symbols never probed, first: {', '.join(sorted(missing)[:5])}"
+               if missing else "")
+    if dups:
+        note += f"\n  names not exactly once in kallsyms (left out of the comparison): {', '.join(sorted(dups))}"
+    res.add(name, len(hit) - len(wrong), failed, note=note)
+    return {"symbols": symbols, "results": results, "dups": dups, "check": check_out}
+
+
+def compare(res, arch, runs):
+    """The names both cores define: refused by both or by neither."""
+    name = f"probe every core symbol {arch}: C and Rust refuse the same"
+    c, rust = runs.get("c"), runs.get("rust")
+    if not c or not rust:
+        missing = [i for i in ("c", "rust") if not runs.get(i)]
+        res.add(name, skipped=1, note=f"not compared: no results from {', '.join(missing)}")
+        return
+    dups = set(c["dups"]) | set(rust["dups"])
+    common_names = sorted((set(c["results"]) & set(rust["results"])) - dups)
+    c_ref = {s for s in common_names if c["results"][s] != 0}
+    r_ref = {s for s in common_names if rust["results"][s] != 0}
+    print(f"\nnokprobe {arch}: {len(common_names)} function names in both cores", flush=True)
+    print(f"  refused on C    ({len(c_ref)}): {' '.join(sorted(c_ref))}", flush=True)
+    print(f"  refused on Rust ({len(r_ref)}): {' '.join(sorted(r_ref))}", flush=True)
+    diffs, expected = [], []
+    for s in sorted(c_ref ^ r_ref):
+        line = f"{s}: C {c['results'][s]}, Rust {rust['results'][s]}"
+        if s in EXPECTED_DIFFERENCES:
+            expected.append(f"{line} (expected: {EXPECTED_DIFFERENCES[s]})")
+        else:
+            diffs.append(line)
+    errno_diffs = [f"{s}: C {c['results'][s]}, Rust {rust['results'][s]}" for s in sorted(c_ref & r_ref)
+                   if c["results"][s] != rust["results"][s]]
+    for d in diffs:
+        print(f"  DIFFERENT: {d}", flush=True)
+    for d in expected + errno_diffs:
+        print(f"  note: {d}", flush=True)
+    note = (f"{len(common_names)} names in both cores, {len(c_ref)} refused on C, {len(r_ref)} on Rust, "
+            f"{len(diffs)} unexpected differences")
+    if expected:
+        note += f", {len(expected)} listed ones"
+    if errno_diffs:
+        note += "\n  refused by both with different errnos: " + "; ".join(errno_diffs)
+    if diffs:
+        note += "\n  " + "\n  ".join(diffs)
+    if not common_names:
+        diffs.append("no common names")
+    res.add(name, int(not diffs), int(bool(diffs)), note=note)
+
+
+def run_all(res, arch, impls, timeout):
+    """The check on `arch` for each of `impls`, then the C/Rust comparison."""
+    if arch not in ARCHES:
+        res.add(f"probe every core symbol {arch}", skipped=1,
+                note=f"runs on {', '.join(ARCHES)} only (the KUnit kernels of the other arches have no "
+                "modules); the build-time hit-path check covers them")
+        return
+    runs = {}
+    for impl in impls:
+        common.banner(f"probe every core symbol on {arch}, {impl} implementation")
+        runs[impl] = run(res, arch, impl, timeout)
+    if len(impls) > 1:
+        compare(res, arch, runs)
+    else:
+        res.add(f"probe every core symbol {arch}: C and Rust refuse the same", skipped=1,
+                note=f"not compared: only the {impls[0] if impls else 'no'} implementation was run")

@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Proves from a kernel build that every function of the kprobes core reachable from a probe hit
+is unprobeable, without trusting inlining or attributes.
+
+usage: hitpath-check.py [--symbols OUT] <kernel build dir>
+
+The objects are the core of that build: kernel/kprobes.o (C core) or kernel/kprobes/kprobes_rust.o
+and kernel/kprobes/kprobes_helpers.o (Rust core). From their disassembly and relocations
+(llvm-objdump) it builds the call graph of every function they define, walks it from the
+probe-hit entry points (the functions C marks NOKPROBE_SYMBOL in kernel/kprobes.c, present in
+this configuration), and fails if a reachable function of these objects is neither in section
+`.kprobes.text` nor named by a `_kprobe_blacklist` entry, if an entry point is missing under its
+C name, or if a reachable function calls a Rust panic path. Any out-of-line copy counts: a
+helper the compiler chose not to inline is a function symbol of the object, so it shows up.
+
+Edges are direct calls and jumps (resolved in the disassembly or through a relocation) and any
+other relocation in a function's code that names a function (its address taken, e.g. a callback
+passed on); indirect calls through data (handlers of the probes) lead out of the core.
+
+With --symbols, also writes every function symbol the objects define (llvm-nm), one per line
+as `<name> <hit|->`, `hit` for those reachable from a probe hit: the list the in-guest check
+(tools/testing/rkprobes/nokprobe/) tries to probe.
+"""
+
+import argparse
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+OBJDUMP = "llvm-objdump-22"
+NM = "llvm-nm-22"
+
+# The probe-hit entry points: C's NOKPROBE_SYMBOLs of kernel/kprobes.c (6.12), by the config
+# that builds them. A Rust core must define each under this exact name.
+ROOTS_ALWAYS = ("get_kprobe", "aggr_pre_handler", "aggr_post_handler", "kprobes_inc_nmissed_count",
+                "kprobe_exceptions_notify", "dump_kprobe")
+ROOTS_OPTPROBES = ("opt_pre_handler",)
+ROOTS_KRETPROBES = ("pre_handler_kretprobe",)
+ROOTS_RETHOOK = ("kretprobe_rethook_handler",)
+ROOTS_OBJPOOL = ("__kretprobe_trampoline_handler", "kretprobe_find_ret_addr", "kprobe_flush_task",
+                 "free_rp_inst_rcu")
+# NOKPROBE in C where they exist as functions; C's recycle_rp_inst and __kretprobe_find_ret_addr
+# are static helpers a Rust core may inline, so they are roots only if present.
+ROOTS_OPTIONAL = ("recycle_rp_inst", "__kretprobe_find_ret_addr")
+
+# Reachable functions left probeable on purpose, each with the reason; the same on both cores.
+EXCEPTIONS = {
+    "kprobe_busy_begin": "kprobe_flush_task() calls it; C leaves it probeable too (not NOKPROBE)",
+    "kprobe_busy_end": "kprobe_flush_task() calls it; C leaves it probeable too (not NOKPROBE)",
+    "arch_kretprobe_fixup_return": "__kretprobe_trampoline_handler() calls it; C's __weak "
+                                   "default is probeable too (not NOKPROBE)",
+}
+
+PANIC_RE = re.compile(r"panic|slice_(start_|end_)?index_(len_)?fail|len_mismatch_fail|unwrap_failed|expect_failed")
+SYM_RE = re.compile(r"^([0-9a-f]+) (.{7}) (\S+)\s+([0-9a-f]+) (.*)$")
+RELOC_TARGET_RE = re.compile(r"^(.+?)(?:([+-])0x([0-9a-f]+))?$")
+
+
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"hitpath-check: {' '.join(cmd)} failed:\n{r.stderr}")
+    return r.stdout
+
+
+class Obj:
+    """The function symbols, call edges and blacklist entries of one object."""
+
+    def __init__(self, path):
+        self.path = path
+        self.funcs = {}  # name -> (section, start, size)
+        self.by_sec = defaultdict(list)  # section -> [(start, end, name)]
+        self.undef = set()
+        self.global_defs = set()
+        for ln in run([OBJDUMP, "-t", str(path)]).splitlines():
+            m = SYM_RE.match(ln)
+            if not m:
+                continue
+            value, flags, sec, size, name = m.groups()
+            if sec == "*UND*":
+                self.undef.add(name)
+                continue
+            if "F" not in flags:
+                continue
+            start, size = int(value, 16), int(size, 16)
+            self.funcs[name] = (sec, start, size)
+            self.by_sec[sec].append((start, start + max(size, 1), name))
+            if flags[0] in "gu" or flags[1] == "w":
+                self.global_defs.add(name)
+        self.edges = defaultdict(set)  # name -> {callee names (ours or external)}
+        self.blacklisted = set()
+        self._disassemble()
+        self._blacklist()
+
+    def func_at(self, sec, off):
+        return [n for (s, e, n) in self.by_sec.get(sec, ()) if s <= off < e]
+
+    def _targets(self, target, rtype):
+        """Function names a relocation target names: a symbol, or a section plus offset."""
+        m = RELOC_TARGET_RE.match(target)
+        sym, sign, add = m.group(1), m.group(2), m.group(3)
+        if sym in self.funcs or sym in self.undef:
+            return {sym}
+        if sym in self.by_sec:
+            a = int(add, 16) * (-1 if sign == "-" else 1) if add else 0
+            # x86 PC-relative: the addend is the target minus 4 (the displacement's size).
+            offs = {a, a + 4} if rtype in ("R_X86_64_PLT32", "R_X86_64_PC32") else {a}
+            return {n for o in offs for n in self.func_at(sym, o)}
+        return set()
+
+    def _disassemble(self):
+        sec = cur = None
+        insns = []  # (addr, text, func)
+        relocs = []  # (offset, type, target, func)
+        for ln in run([OBJDUMP, "-dr", "--no-show-raw-insn", str(self.path)]).splitlines():
+            m = re.match(r"^Disassembly of section (\S+):$", ln)
+            if m:
+                sec = m.group(1)
+                cur = None
+                continue
+            m = re.match(r"^([0-9a-f]+) <(.+)>:$", ln)
+            if m:
+                if m.group(2) in self.funcs:
+                    cur = m.group(2)
+                continue
+            m = re.match(r"^\s+([0-9a-f]+):\s+(R_\S+)\s+(\S+)$", ln)
+            if m:
+                if cur:
+                    relocs.append((int(m.group(1), 16), m.group(2), m.group(3), cur))
+                continue
+            m = re.match(r"^\s+([0-9a-f]+):\s+(.*)$", ln)
+            if m and cur:
+                insns.append((int(m.group(1), 16), m.group(2), cur, sec))
+        reloc_at = defaultdict(list)
+        for off, rtype, target, func in relocs:
+            reloc_at[func].append(off)
+            for t in self._targets(target, rtype):
+                if t != func:
+                    self.edges[func].add(t)
+        for i, (addr, text, func, sec) in enumerate(insns):
+            nxt = insns[i + 1][0] if i + 1 < len(insns) and insns[i + 1][2] == func else addr + 16
+            # A relocated operand shows a meaningless target in the disassembly: the
+            # relocation above gave the real one.
+            if any(addr <= o < nxt for o in reloc_at[func]):
+                continue
+            for name in re.findall(r"<([^>+]+)(?:\+0x[0-9a-f]+)?>", text):
+                if name != func and name in self.funcs:
+                    self.edges[func].add(name)
+
+    def _blacklist(self):
+        """The functions `_kprobe_blacklist` entries (NOKPROBE_SYMBOL) point to."""
+        inside = False
+        for ln in run([OBJDUMP, "-r", str(self.path)]).splitlines():
+            m = re.match(r"^RELOCATION RECORDS FOR \[(.+)\]:$", ln)
+            if m:
+                inside = m.group(1) == "_kprobe_blacklist"
+                continue
+            parts = ln.split()
+            if inside and len(parts) == 3 and re.match(r"^[0-9a-f]+$", parts[0]):
+                self.blacklisted |= self._targets(parts[2], parts[1])
+
+    def unprobeable(self, name):
+        return self.funcs[name][0].startswith(".kprobes.text") or name in self.blacklisted
+
+
+def config(bdir):
+    cfg = set()
+    for ln in (bdir / ".config").read_text().splitlines():
+        m = re.match(r"^(CONFIG_\w+)=y$", ln)
+        if m:
+            cfg.add(m.group(1))
+    return cfg
+
+
+def core_objects(bdir):
+    rust = [bdir / "kernel/kprobes/kprobes_rust.o", bdir / "kernel/kprobes/kprobes_helpers.o"]
+    c = [bdir / "kernel/kprobes.o"]
+    if all(p.is_file() for p in rust):
+        return "rust", rust
+    if all(p.is_file() for p in c):
+        return "c", c
+    sys.exit(f"hitpath-check: {bdir} has neither kernel/kprobes.o nor the Rust core's objects")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("builddir", type=Path)
+    ap.add_argument("--symbols", type=Path, help="write the function symbols and their hit flag")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print the reachable functions")
+    args = ap.parse_args()
+    bdir = args.builddir.resolve()
+    impl, paths = core_objects(bdir)
+    cfg = config(bdir)
+    objs = [Obj(p) for p in paths]
+
+    required = list(ROOTS_ALWAYS)
+    if "CONFIG_OPTPROBES" in cfg:
+        required += ROOTS_OPTPROBES
+    if "CONFIG_KRETPROBES" in cfg:
+        required += ROOTS_KRETPROBES
+        required += ROOTS_RETHOOK if "CONFIG_KRETPROBE_ON_RETHOOK" in cfg else ROOTS_OBJPOOL
+
+    def owner(name, frm=None):
+        """The object defining `name`: the caller's own first, then a global definition."""
+        if frm is not None and name in frm.funcs:
+            return frm
+        for o in objs:
+            if name in o.global_defs:
+                return o
+        return None
+
+    errors = []
+    roots = []
+    for r in required + [n for n in ROOTS_OPTIONAL if any(n in o.funcs for o in objs)]:
+        o = owner(r) or next((o for o in objs if r in o.funcs), None)
+        if o is None:
+            errors.append(f"entry point {r} is not a function symbol of the core (C's name)")
+        else:
+            roots.append((o, r))
+
+    seen = set()
+    external = defaultdict(set)
+    work = list(roots)
+    while work:
+        o, f = work.pop()
+        if (o.path, f) in seen:
+            continue
+        seen.add((o.path, f))
+        for callee in o.edges[f]:
+            d = owner(callee, o)
+            if d is None:
+                external[callee].add(f)
+            else:
+                work.append((d, callee))
+
+    reachable = {}
+    for o in objs:
+        for f in o.funcs:
+            if (o.path, f) in seen:
+                reachable[f] = o
+    bad = []
+    for f, o in sorted(reachable.items()):
+        if o.unprobeable(f):
+            where = o.funcs[f][0] if o.funcs[f][0].startswith(".kprobes.text") else "_kprobe_blacklist"
+        elif f in EXCEPTIONS:
+            where = f"probeable, as in C: {EXCEPTIONS[f]}"
+        else:
+            where = f"{o.funcs[f][0]} (PROBEABLE)"
+            bad.append(f"{f} in {o.path.name} is reachable from a probe hit but sits in "
+                       f"{o.funcs[f][0]}, not in .kprobes.text or _kprobe_blacklist")
+        if args.verbose:
+            print(f"  hit path: {f} [{o.path.name}: {where}]")
+    errors += bad
+    if impl == "rust":
+        for callee, callers in sorted(external.items()):
+            if PANIC_RE.search(callee):
+                errors.append(f"{', '.join(sorted(callers))} reach a panic path: {callee}")
+
+    if args.symbols:
+        lines = []
+        for p in paths:
+            for ln in run([NM, "--defined-only", str(p)]).splitlines():
+                parts = ln.split()
+                if len(parts) != 3 or parts[1] not in "tTwW":
+                    continue
+                name = parts[2]
+                if name.startswith(("__pfx_", "__cfi_", ".L")):
+                    continue
+                lines.append(f"{name} {'hit' if name in reachable else '-'}")
+        args.symbols.write_text("\n".join(sorted(set(lines))) + "\n")
+
+    nfun = sum(len(o.funcs) for o in objs)
+    summary = (f"hit-path check ({impl} core, {bdir.name}): {len(roots)} entry points, "
+               f"{len(reachable)} reachable functions of {nfun} in "
+               f"{', '.join(p.name for p in paths)}")
+    if errors:
+        for e in errors:
+            print(f"hit-path check: FAIL: {e}", file=sys.stderr)
+        print(f"{summary}: FAILED ({len(errors)} problems)")
+        return 1
+    print(f"{summary}: all unprobeable"
+          + (f" (except {', '.join(sorted(set(EXCEPTIONS) & set(reachable)))}, as in C)"
+             if set(EXCEPTIONS) & set(reachable) else "") + ": OK")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
