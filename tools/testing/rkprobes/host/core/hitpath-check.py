@@ -6,7 +6,8 @@ is unprobeable, without trusting inlining or attributes.
 usage: hitpath-check.py [--symbols OUT] <kernel build dir>
 
 The objects are the core of that build: kernel/kprobes.o (C core) or kernel/kprobes/kprobes_rust.o
-and kernel/kprobes/kprobes_helpers.o (Rust core). From their disassembly and relocations
+(kprobes_rust_fentry.o where the build gives the crate ftrace sites) and
+kernel/kprobes/kprobes_helpers.o (Rust core). From their disassembly and relocations
 (llvm-objdump) it builds the call graph of every function they define, walks it from the
 probe-hit entry points (the functions C marks NOKPROBE_SYMBOL in kernel/kprobes.c, present in
 this configuration), and fails if a reachable function of these objects is neither in section
@@ -176,7 +177,12 @@ def config(bdir):
 
 
 def core_objects(bdir):
-    rust = [bdir / "kernel/kprobes/kprobes_rust.o", bdir / "kernel/kprobes/kprobes_helpers.o"]
+    # With ftrace entry sites (x86_64, function tracer) the crate object linked is the one
+    # kernel/kprobes/fentry_sites.py rewrote; it has the same functions plus `call __fentry__`.
+    crate = bdir / "kernel/kprobes/kprobes_rust_fentry.o"
+    if not crate.is_file():
+        crate = bdir / "kernel/kprobes/kprobes_rust.o"
+    rust = [crate, bdir / "kernel/kprobes/kprobes_helpers.o"]
     c = [bdir / "kernel/kprobes.o"]
     if all(p.is_file() for p in rust):
         return "rust", rust
