@@ -8,72 +8,10 @@
 //! again to LLVM IR at the kernel's optimisation levels with every public entry point
 //! exercised, which must declare no panic function.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+#[path = "../../x86-insn/tests/common/no_std_check.rs"]
+mod no_std_check;
 
-/// The lint flags of the kernel's `rust_common_flags` that apply to plain rustc, made fatal
-/// as `CONFIG_WERROR` does.
-const KERNEL_LINTS: &[&str] = &[
-    "-Dnon_ascii_idents",
-    "-Dunsafe_op_in_unsafe_fn",
-    "-Wmissing_docs",
-    "-Wrust_2018_idioms",
-    "-Wunreachable_pub",
-    "-Dwarnings",
-];
-
-fn source(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../../..")
-        .join(rel)
-        .canonicalize()
-        .expect("the sources exist")
-}
-
-fn rustc() -> Command {
-    Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
-}
-
-fn crate_root(name: &str, body: &str) -> (PathBuf, PathBuf) {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
-    let root = dir.join("lib.rs");
-    let text = format!(
-        "//! Stand-in for the kernel crate that includes the x86 kprobes decisions.\n\
-         #![no_std]\n\
-         #[path = {:?}]\n\
-         pub mod insn_decoder;\n\
-         #[path = {:?}]\n\
-         pub mod kprobes;\n{body}",
-        source("arch/x86/lib/insn_decoder/mod.rs"),
-        source("arch/x86/kernel/kprobes/mod.rs"),
-    );
-    std::fs::write(&root, text).expect("the crate root is written");
-    (dir, root)
-}
-
-#[test]
-fn builds_with_kernel_lints() {
-    let (dir, root) = crate_root("kprobes-kernel-lints", "");
-    let out = rustc()
-        .args([
-            "--edition=2021",
-            "--crate-type=lib",
-            "-Cpanic=abort",
-            "--emit=metadata",
-        ])
-        .args(KERNEL_LINTS)
-        .arg("--out-dir")
-        .arg(&dir)
-        .arg(&root)
-        .output()
-        .expect("rustc runs");
-    assert!(
-        out.status.success(),
-        "the kprobes decisions do not build with the kernel's lints:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use no_std_check::Check;
 
 /// Calls every public entry point on opaque inputs, so their code is in the optimised
 /// output.
@@ -211,120 +149,15 @@ pub extern "C" fn exercise(
 }
 "#;
 
-#[test]
-fn no_panic_path_when_optimised() {
-    let (dir, root) = crate_root("kprobes-no-panic", EXERCISE);
-    // The kernel builds with -O2 or -Os, and with overflow checks unless
-    // CONFIG_RUST_OVERFLOW_CHECKS is off.
-    for (opt, overflow) in [("2", "on"), ("s", "on"), ("2", "off")] {
-        let ir = dir.join(format!("exercise-O{opt}-overflow-{overflow}.ll"));
-        let out = rustc()
-            .args([
-                "--edition=2021",
-                "--crate-type=lib",
-                "-Cpanic=abort",
-                "--emit=llvm-ir",
-            ])
-            .arg(format!("-Copt-level={opt}"))
-            .arg(format!("-Coverflow-checks={overflow}"))
-            .arg("-o")
-            .arg(&ir)
-            .arg(&root)
-            .output()
-            .expect("rustc runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let text = std::fs::read_to_string(&ir).expect("LLVM IR was written");
-        let panics: Vec<&str> = text
-            .lines()
-            .filter(|l| l.starts_with("declare") && (l.contains("panic") || l.contains("_fail")))
-            .collect();
-        assert!(
-            panics.is_empty(),
-            "built with -Copt-level={opt} -Coverflow-checks={overflow}, the kprobes decisions \
-             can reach:\n{}",
-            panics.join("\n")
-        );
-        // The check must see the code it vets.
-        assert!(text.contains("exercise") && text.contains("can_optimize"));
-    }
-}
+const CHECK: Check = Check {
+    what: "the x86 kprobes decisions",
+    modules: &[
+        ("insn_decoder", "arch/x86/lib/insn_decoder/mod.rs"),
+        ("kprobes", "arch/x86/kernel/kprobes/mod.rs"),
+    ],
+    exercise: EXERCISE,
+    must_contain: &["exercise", "can_optimize"],
+    crate_name: "rkprobes_kprobes_check",
+};
 
-/// The kernel build tree whose Rust flags to use: `$RKPROBES_KERNEL_BUILD`, default the
-/// pipeline's KUnit build (as the x86-insn crate's check).
-fn kernel_build_dir() -> PathBuf {
-    std::env::var_os("RKPROBES_KERNEL_BUILD")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| "/root/.cache/rkprobes/build/x86_64-c-kunit".into())
-}
-
-/// The rustc and flags Kbuild used for `rust/build_error.o`, from its `.cmd` file.
-fn kernel_rustc_command(build: &Path) -> Option<(String, Vec<String>)> {
-    let cmd = std::fs::read_to_string(build.join("rust/.build_error.o.cmd")).ok()?;
-    let line = cmd.lines().find(|l| l.starts_with("savedcmd_"))?;
-    let mut words = line
-        .split_whitespace()
-        .skip_while(|w| !w.ends_with("rustc"));
-    let rustc = words.next()?.to_string();
-    let flags = words
-        .take_while(|w| !w.starts_with("--emit="))
-        .map(String::from)
-        .collect();
-    Some((rustc, flags))
-}
-
-#[test]
-fn no_panic_path_with_the_kernel_toolchain() {
-    let build = kernel_build_dir();
-    let Some((kernel_rustc, flags)) = kernel_rustc_command(&build) else {
-        eprintln!(
-            "SKIP: no Rust-enabled kernel build at {} (set RKPROBES_KERNEL_BUILD); \
-             the host-toolchain checks above still ran",
-            build.display()
-        );
-        return;
-    };
-    let (dir, root) = crate_root("kprobes-kernel-toolchain", EXERCISE);
-    let ir = dir.join("exercise-kernel.ll");
-    // Kbuild's own flags (target, code model, opt level, overflow checks, lints), plus
-    // -Dwarnings as CONFIG_WERROR adds; `core` is the one the kernel build compiled.
-    let out = Command::new(&kernel_rustc)
-        .current_dir(&build)
-        .env("RUSTC_BOOTSTRAP", "1")
-        .args(&flags)
-        .args([
-            "-Dwarnings",
-            "--crate-type=rlib",
-            "--crate-name=rkprobes_kprobes_check",
-        ])
-        .arg("--emit=llvm-ir")
-        .arg("-o")
-        .arg(&ir)
-        .args(["-L", "./rust", "--sysroot=/dev/null", "-Zunstable-options"])
-        .arg(&root)
-        .output()
-        .expect("the kernel's rustc runs");
-    assert!(
-        out.status.success(),
-        "the kprobes decisions do not build with the kernel's rustc and flags ({kernel_rustc}):\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = std::fs::read_to_string(&ir).expect("LLVM IR was written");
-    let panics: Vec<&str> = text
-        .lines()
-        .filter(|l| l.starts_with("declare") && (l.contains("panic") || l.contains("_fail")))
-        .collect();
-    assert!(
-        panics.is_empty(),
-        "built with Kbuild's flags, the kprobes decisions can reach:\n{}",
-        panics.join("\n")
-    );
-    assert!(text.contains("exercise") && text.contains("can_optimize"));
-    println!(
-        "built with {kernel_rustc} and Kbuild's {} flags: no panic path",
-        flags.len()
-    );
-}
+no_std_check::kernel_build_tests!(CHECK);
