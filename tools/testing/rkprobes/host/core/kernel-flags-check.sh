@@ -24,7 +24,7 @@ trap 'rm -rf "$tmp"' EXIT
 	echo '//! Kernel-flags check of the kprobes pure logic.'
 	echo '#![no_std]'
 	for f in arch blacklist debugfs errno insn_slot kretprobe optimizer \
-		 register store table text; do
+		 register report store table text; do
 		echo "#[path = \"$src/$f.rs\"]"
 		echo "pub mod $f;"
 	done
