@@ -1183,8 +1183,10 @@ static void rkc_blacklist_inside_symbol(struct kunit *test)
 	KUNIT_ASSERT_TRUE_MSG(test, next >= inner + RKC_BL_INSIDE &&
 			      next + rkc_entry_off(rkc_f_bl_next) < inner + RKC_BL_INSIDE + size,
 			      "rkc_f_bl_next is not right after rkc_f_bl_inner");
+	/* grep, not rkc_file_sym(): the file is longer than the output buffer. */
 	RKC_EXPECT_STR(test, "blacklist_lines",
-		       rkc_file_sym(test, RKC_KP_DIR "/blacklist", "rkc_f_bl_"), "");
+		       strim(rkc_sh_out(test, "grep -c rkc_f_bl_ " RKC_KP_DIR "/blacklist || true")),
+		       "0");
 	a = rkc_kp_new(test, "rkc_f_bl_inner", NULL, 0, false);
 	RKC_EXPECT_INT(test, "inner.register", rkc_reg_kp(test, &a->kp), 0);
 	n = rkc_kp_new(test, "rkc_f_bl_next", NULL, 0, false);
