@@ -723,3 +723,13 @@ fn blocked_optprobe_is_retried_when_its_blocker_is_freed() {
     assert_eq!(s.live_aggregates(), 0);
     assert!(s.take_warns().is_empty());
 }
+
+#[test]
+fn init_runs_in_c_order() {
+    let s = Plain::new();
+    assert_eq!(
+        s.init_steps(),
+        ["kretprobe_blacklist", "optinsn_slots", "arch_init_kprobes"],
+        "init_kprobes(): blacklists, armed state and slot size before arch_init_kprobes()"
+    );
+}

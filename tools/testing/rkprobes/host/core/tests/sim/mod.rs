@@ -195,6 +195,7 @@ struct Inner {
     kicks: u64,
     warns: Vec<WarnSite>,
     messages: Vec<Message>,
+    init_steps: Vec<&'static str>,
 }
 
 /// The simulated platform; `OPT` selects CONFIG_OPTPROBES, `FTRACE` CONFIG_KPROBES_ON_FTRACE.
@@ -377,6 +378,7 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
                 kicks: 0,
                 warns: Vec::new(),
                 messages: Vec::new(),
+                init_steps: Vec::new(),
             }),
             state: RefCell::new(KprobeState::new()),
             text_depth: Cell::new(0),
@@ -398,6 +400,11 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
     /// The `kprobes: ` messages reported since the last call (boot messages included), in order.
     pub fn take_messages(&self) -> Vec<Message> {
         std::mem::take(&mut self.inner().messages)
+    }
+
+    /// The init steps the core ran, in order (`init_kprobes()`).
+    pub fn init_steps(&self) -> Vec<&'static str> {
+        self.inner().init_steps.clone()
     }
 
     /// Lets the arch prepare a detour at `addr` (an instruction start).
@@ -1296,7 +1303,17 @@ impl<const OPT: bool, const FTRACE: bool> Arch for Sim<OPT, FTRACE> {
         false
     }
     fn init_kprobes(&self) -> Result {
+        // Last: the arch init may register probes (init_runs_in_c_order checks the order).
+        self.inner().init_steps.push("arch_init_kprobes");
         Ok(())
+    }
+    fn init_kretprobe_blacklist(&self) {
+        let populated = !self.inner().blacklist.is_empty();
+        assert!(populated, "the blacklist is populated first");
+        self.inner().init_steps.push("kretprobe_blacklist");
+    }
+    fn init_optinsn_slots(&self) {
+        self.inner().init_steps.push("optinsn_slots");
     }
 
     fn prepared_optinsn(&self, ap: Pid) -> bool {
