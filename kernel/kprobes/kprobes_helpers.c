@@ -597,9 +597,13 @@ void rkp_warn___disarm_kprobe_ftrace(bool unregister, unsigned long addr, int re
 			  (void *)addr, ret);
 }
 
-void rkp_warn_warn_kprobe_rereg(void)
+/* A static inline in C: one flag in register_kprobe(), one in register_kretprobe(). */
+void rkp_warn_warn_kprobe_rereg(bool kretprobe)
 {
-	WARN_ON_ONCE(1);
+	if (kretprobe)
+		WARN_ON_ONCE(1);
+	else
+		WARN_ON_ONCE(1);
 }
 
 void rkp_warn___unregister_kprobe_top(void)

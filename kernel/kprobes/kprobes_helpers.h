@@ -63,7 +63,7 @@ void rkp_warn_do_free_cleaned_kprobes(void);
 void rkp_warn_optimize_kprobe(void);
 void rkp_warn_reuse_unused_kprobe(void);
 void rkp_warn___disarm_kprobe_ftrace(bool unregister, unsigned long addr, int ret);
-void rkp_warn_warn_kprobe_rereg(void);
+void rkp_warn_warn_kprobe_rereg(bool kretprobe);
 void rkp_warn___unregister_kprobe_top(void);
 void rkp_pr_populate_blacklist_failed(int err);
 void rkp_pr_optimization(bool enabled);

@@ -92,11 +92,12 @@ pub fn kprobe_on_func_entry<A: Arch>(
     }
 }
 
-/// `warn_kprobe_rereg()`: WARN and `EINVAL` if `p` is already registered.
-pub fn warn_kprobe_rereg<A: Arch>(a: &A, p: A::Probe) -> Result {
+/// `warn_kprobe_rereg()`: WARN and `EINVAL` if `p` is already registered; `kretprobe` says
+/// whether `register_kretprobe()` asks (C's WARN_ON_ONCE has a flag in each caller).
+pub fn warn_kprobe_rereg<A: Arch>(a: &A, p: A::Probe, kretprobe: bool) -> Result {
     let _st = a.kprobe_mutex();
     if get_valid_kprobe(a, p).is_some() {
-        a.warn(WarnSite::WarnKprobeRereg);
+        a.warn(WarnSite::WarnKprobeRereg { kretprobe });
         return Err(Errno::EINVAL);
     }
     Ok(())
@@ -340,7 +341,7 @@ pub fn register_aggr_kprobe<A: Arch>(
 pub fn register_kprobe<A: Platform>(a: &A, p: A::Probe) -> Result {
     let (addr, on_func_entry) = kprobe_addr(a, a.addr(p), a.symbol_name(p), a.offset(p) as usize)?;
     a.set_addr(p, addr);
-    warn_kprobe_rereg(a, p)?;
+    warn_kprobe_rereg(a, p, false)?;
 
     a.set_flags(p, a.flags(p) & KPROBE_FLAG_DISABLED);
     a.reset_nmissed(p);

@@ -42,7 +42,14 @@ pub enum WarnSite {
         err: i32,
     },
     /// `warn_kprobe_rereg()`: `WARN_ON_ONCE()`, the probe is already registered.
-    WarnKprobeRereg,
+    ///
+    /// A static inline in C, so its once-flag is per function it is inlined into:
+    /// `register_kprobe()` and `register_kretprobe()` (the `__bug_table` of clang 22's x86_64
+    /// `kernel/kprobes.o` holds its line in both), and the core keeps one flag for each.
+    WarnKprobeRereg {
+        /// Reached from `register_kretprobe()` (else from `register_kprobe()`).
+        kretprobe: bool,
+    },
     /// `__unregister_kprobe_top()`: `WARN_ON()`, the hash entry owning a child is not an
     /// aggregate.
     UnregisterKprobeTop,

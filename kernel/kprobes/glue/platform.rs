@@ -184,7 +184,7 @@ extern "C" {
     fn rkp_warn_optimize_kprobe();
     fn rkp_warn_reuse_unused_kprobe();
     fn rkp_warn___disarm_kprobe_ftrace(unregister: bool, addr: usize, ret: core::ffi::c_int);
-    fn rkp_warn_warn_kprobe_rereg();
+    fn rkp_warn_warn_kprobe_rereg(kretprobe: bool);
     fn rkp_warn___unregister_kprobe_top();
     fn rkp_pr_populate_blacklist_failed(err: core::ffi::c_int);
     fn rkp_pr_optimization(enabled: bool);
@@ -215,7 +215,7 @@ pub(super) fn warn(site: WarnSite) {
             WarnSite::DisarmKprobeFtraceFilter { addr, err } => {
                 rkp_warn___disarm_kprobe_ftrace(false, addr, err)
             }
-            WarnSite::WarnKprobeRereg => rkp_warn_warn_kprobe_rereg(),
+            WarnSite::WarnKprobeRereg { kretprobe } => rkp_warn_warn_kprobe_rereg(kretprobe),
             WarnSite::UnregisterKprobeTop => rkp_warn___unregister_kprobe_top(),
         }
     }

@@ -629,7 +629,10 @@ fn double_registration_warns_once_per_attempt() {
         "a first registration does not WARN"
     );
     assert_eq!(register_kprobe(&s, p), Err(Errno::EINVAL));
-    assert_eq!(s.take_warns(), [WarnSite::WarnKprobeRereg]);
+    assert_eq!(
+        s.take_warns(),
+        [WarnSite::WarnKprobeRereg { kretprobe: false }]
+    );
     let by_name = probe(&s, "func_b", 0);
     register_kprobe(&s, by_name).unwrap();
     assert_eq!(register_kprobe(&s, by_name), Err(Errno::EINVAL));
@@ -639,7 +642,10 @@ fn double_registration_warns_once_per_attempt() {
     let q = probe_at(&s, s.sym("func_a"));
     register_kprobe(&s, q).unwrap();
     assert_eq!(register_kprobe(&s, q), Err(Errno::EINVAL));
-    assert_eq!(s.take_warns(), [WarnSite::WarnKprobeRereg]);
+    assert_eq!(
+        s.take_warns(),
+        [WarnSite::WarnKprobeRereg { kretprobe: false }]
+    );
     unregister_kprobes(&s, &[p, q]);
     assert!(s.take_warns().is_empty());
     assert!(s.text_pristine());
