@@ -12,11 +12,12 @@
 //! `kprobe_mutex`.
 
 use super::errno::{Errno, Result};
+use super::report::Report;
 use super::store::ProbeStore;
 use super::text::KernelText;
 
 /// The architecture hooks of kprobes (`arch_*` in C).
-pub trait Arch: ProbeStore + KernelText {
+pub trait Arch: ProbeStore + KernelText + Report {
     /// `CONFIG_OPTPROBES`: aggregates are `optimized_kprobe`s and the optimizer runs.
     const OPTPROBES: bool;
     /// `CONFIG_KPROBES_ON_FTRACE`: probes on ftrace sites are armed through ftrace.
@@ -79,6 +80,11 @@ pub trait Arch: ProbeStore + KernelText {
     fn populate_kprobe_blacklist(&self, _add_area: impl FnMut(usize, usize) -> Result) -> Result {
         Ok(())
     }
+    /// Resolves the names of `kretprobe_blacklist[]` (`kprobe_lookup_name`), logging C's
+    /// "Failed to lookup symbol '%s' for kretprobe blacklist. ..." for each that is unknown.
+    fn init_kretprobe_blacklist(&self) {}
+    /// `kprobe_optinsn_slots.insn_size = MAX_OPTINSN_SIZE` (OPTPROBES with instruction slots).
+    fn init_optinsn_slots(&self) {}
     /// Whether `addr` is a resolved entry of `kretprobe_blacklist[]` (x86: `__switch_to`).
     fn in_kretprobe_blacklist(&self, _addr: usize) -> bool {
         false

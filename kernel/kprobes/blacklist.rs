@@ -8,9 +8,13 @@
 //! removals run at init or under `kprobe_mutex` (module notifier). Does not name the `kernel`
 //! crate.
 //!
-//! Semantics kept from C: an entry starts at the address it was added for (not the symbol start)
-//! and spans the symbol's size; a zero-size symbol advances an area walk by one byte; the check
-//! is the arch range, then the list, then the same on the base name of a `.`-suffixed symbol.
+//! Semantics kept from C: an entry starts at a symbol and spans the symbol's size; a zero-size
+//! symbol advances an area walk by one byte; the check is the arch range, then the list, then
+//! the same on the base name of a `.`-suffixed symbol. With the upstream fix posted in April 2026
+//! (applied to both cores), an address inside a symbol adds no entry: 6.12 added
+//! `[entry, entry + size)` there, a range that runs past the symbol's end (on arm64 with
+//! CALL_OPS a `NOKPROBE_SYMBOL` address is not a symbol start, and the range reached terabytes,
+//! refusing every registration).
 
 use core::ops::ControlFlow;
 
@@ -39,16 +43,22 @@ pub struct ModuleAreas<'a> {
     pub noinstr_text: (usize, usize),
 }
 
-/// `kprobe_add_ksym_blacklist()`: blacklist `[entry, entry + size of its symbol)`.
+/// `kprobe_add_ksym_blacklist()`: blacklist the symbol that starts at `entry`.
 ///
-/// Returns the symbol size; `EINVAL` if `entry` is not kernel text or has no symbol.
+/// Returns how far an area walk moves on: the symbol size, or for an `entry` inside a symbol
+/// (which adds nothing) the bytes left to the symbol's end; `EINVAL` if `entry` is not kernel
+/// text or has no symbol.
 pub fn kprobe_add_ksym_blacklist<A: Arch + BlacklistStore>(a: &A, entry: usize) -> Result<usize> {
     if !a.kernel_text_address(entry) {
         return Err(Errno::EINVAL);
     }
-    let Some((size, _offset)) = a.kallsyms_lookup_size_offset(entry) else {
+    let Some((size, offset)) = a.kallsyms_lookup_size_offset(entry) else {
         return Err(Errno::EINVAL);
     };
+    if offset != 0 {
+        // Not a symbol start: go on at the next symbol (0, one byte on, if the size is short).
+        return Ok(size.saturating_sub(offset));
+    }
     a.blacklist_add_tail(entry, entry.wrapping_add(size))?;
     Ok(size)
 }

@@ -18,6 +18,8 @@
 //! ignored, where C WARNs and then counts the slot out a second time (a page's `nused` below 0).
 
 use core::num::NonZeroUsize;
+
+use super::report::{Report, WarnSite};
 use core::ops::ControlFlow;
 
 /// State of one slot (`enum kprobe_slot_state`).
@@ -35,7 +37,7 @@ pub enum SlotState {
 /// One `struct kprobe_insn_cache` and its RCU list of `struct kprobe_insn_page`.
 ///
 /// Mutators are only called with [`InsnCache::with_mutex`] held.
-pub trait InsnCache {
+pub trait InsnCache: Report {
     /// Handle to a `struct kprobe_insn_page`.
     type Page: Copy + Eq + core::fmt::Debug;
 
@@ -122,8 +124,9 @@ fn find_clean_slot<C: InsnCache>(c: &C) -> Option<usize> {
                     return ControlFlow::Break(());
                 }
             }
-            // nused was wrong (C WARNs); repair it.
+            // nused was wrong: repair it, and WARN as C does.
             c.set_nused(pg, n);
+            c.warn(WarnSite::GetInsnSlot);
         }
         ControlFlow::Continue(())
     });
@@ -171,7 +174,7 @@ pub fn collect_garbage_slots<C: InsnCache>(c: &C) {
 /// `__free_insn_slot()`: release `slot`, at once or (`dirty`) after the next collection.
 ///
 /// Returns false, changing nothing, for a slot no page holds or one that is not in use (a
-/// double free); C WARNs on both (the caller does that).
+/// double free); both WARN, as in C.
 pub fn free_insn_slot<C: InsnCache>(c: &C, slot: usize, dirty: bool) -> bool {
     c.with_mutex(|| {
         let n = c.slots_per_page();
@@ -188,9 +191,11 @@ pub fn free_insn_slot<C: InsnCache>(c: &C, slot: usize, dirty: bool) -> bool {
             ControlFlow::Continue(())
         });
         let Some((pg, idx)) = hit else {
+            c.warn(WarnSite::FreeInsnSlot);
             return false;
         };
         if c.slot(pg, idx) != SlotState::Used {
+            c.warn(WarnSite::FreeInsnSlot);
             return false;
         }
         if dirty {

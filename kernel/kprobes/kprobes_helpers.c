@@ -443,6 +443,14 @@ void __noreturn __kprobes rkp_kretprobe_ret_addr_bug(void)
 }
 #endif
 
+#ifdef CONFIG_KRETPROBE_ON_RETHOOK
+/* kretprobe_rethook_handler(): the rethook's data is NULL (it is broken). */
+void __kprobes rkp_warn_kretprobe_rethook_handler(void)
+{
+	WARN_ON_ONCE(1);
+}
+#endif
+
 /* ---- per-CPU busy marker and the module-facing exports ---- */
 
 static struct kprobe kprobe_busy = {
@@ -538,13 +546,113 @@ void rkp_insn_page_remove(struct kprobe_insn_cache *c, struct list_head *list, v
 	list_del_rcu(list);
 }
 
-/* __free_insn_slot() of a slot no page holds, or of one not in use. */
-void rkp_warn_insn_slot_free(void)
+#endif /* __ARCH_WANT_KPROBES_INSN_SLOT */
+
+/* ---- the WARNs and messages of kernel/kprobes.c; the Rust core decides when ---- */
+
+/*
+ * One function per WARN site of kernel/kprobes.c, named rkp_warn_<the C
+ * function holding it>: WARN_ON_ONCE() and WARN_ONCE() keep one flag per
+ * call site, and a splat names the same C function on both cores. The
+ * kretprobe hit-path sites are above (rkp_warn_kretprobe_*).
+ */
+void rkp_warn___get_insn_slot(void)
+{
+	/* kip->nused was broken (and is repaired). */
+	WARN_ON(1);
+}
+
+void rkp_warn___free_insn_slot(void)
+{
+	/* A slot no page holds, or a double free. */
+	WARN_ON(1);
+}
+
+void rkp_warn_do_free_cleaned_kprobes(void)
+{
+	WARN_ON_ONCE(1);
+}
+
+void rkp_warn_optimize_kprobe(void)
+{
+	WARN_ON_ONCE(1);
+}
+
+void rkp_warn_reuse_unused_kprobe(void)
+{
+	WARN_ON_ONCE(1);
+}
+
+void rkp_warn___disarm_kprobe_ftrace(bool unregister, unsigned long addr, int ret)
+{
+	if (unregister)
+		WARN(1, "Failed to unregister kprobe-ftrace (error %d)\n", ret);
+	else
+		WARN_ONCE(1, "Failed to disarm kprobe-ftrace at %pS (error %d)\n",
+			  (void *)addr, ret);
+}
+
+/* A static inline in C: one flag in register_kprobe(), one in register_kretprobe(). */
+void rkp_warn_warn_kprobe_rereg(bool kretprobe)
+{
+	if (kretprobe)
+		WARN_ON_ONCE(1);
+	else
+		WARN_ON_ONCE(1);
+}
+
+void rkp_warn___unregister_kprobe_top(void)
 {
 	WARN_ON(1);
 }
 
-#endif /* __ARCH_WANT_KPROBES_INSN_SLOT */
+/* The messages of kernel/kprobes.c that the Rust core decides on. */
+void rkp_pr_populate_blacklist_failed(int err)
+{
+	pr_err("Failed to populate blacklist (error %d), kprobes not restricted, be careful using them!\n",
+	       err);
+}
+
+void rkp_pr_optimization(bool enabled)
+{
+	if (enabled)
+		pr_info("kprobe jump-optimization is enabled. All kprobes are optimized if possible.\n");
+	else
+		pr_info("kprobe jump-optimization is disabled. All kprobes are based on software breakpoint.\n");
+}
+
+void rkp_pr_globally(bool enabled, unsigned int errors, unsigned int total)
+{
+	if (enabled && errors)
+		pr_warn("Kprobes globally enabled, but failed to enable %d out of %d probes. Please check which kprobes are kept disabled via debugfs.\n",
+			errors, total);
+	else if (enabled)
+		pr_info("Kprobes globally enabled\n");
+	else if (errors)
+		pr_warn("Kprobes globally disabled, but failed to disable %d out of %d probes. Please check which kprobes are kept enabled via debugfs.\n",
+			errors, total);
+	else
+		pr_info("Kprobes globally disabled\n");
+}
+
+/* ---- lockdep assertions where kernel/kprobes.c has them ---- */
+
+#ifdef CONFIG_LOCKDEP
+void rkp_lockdep_assert_kprobe_mutex_held(void)
+{
+	lockdep_assert_held(&kprobe_mutex);
+}
+
+void rkp_lockdep_assert_text_mutex_held(void)
+{
+	lockdep_assert_held(&text_mutex);
+}
+
+void rkp_lockdep_assert_cpus_held(void)
+{
+	lockdep_assert_cpus_held();
+}
+#endif
 
 /* ---- init and notifiers: C registers, the Rust core decides ---- */
 
@@ -593,16 +701,10 @@ static struct notifier_block kprobe_module_nb = {
 };
 #endif
 
-static int __init init_kprobes(void)
+/* Called by the Rust init_kprobes() after the blacklist, before arch_init_kprobes(). */
+void rkp_init_kretprobe_blacklist(void)
 {
-	int blacklist_err = 0;
-	int i, err;
-
-	err = rkp_init_kprobes(__start_kprobe_blacklist, __stop_kprobe_blacklist,
-			       &blacklist_err);
-	if (blacklist_err)
-		pr_err("Failed to populate blacklist (error %d), kprobes not restricted, be careful using them!\n",
-		       blacklist_err);
+	int i;
 
 	for (i = 0; rkp_kretprobe_blackpoint(i); i++) {
 		struct kretprobe_blackpoint *bp = rkp_kretprobe_blackpoint(i);
@@ -612,10 +714,32 @@ static int __init init_kprobes(void)
 			pr_err("Failed to lookup symbol '%s' for kretprobe blacklist. Maybe the target function is removed or renamed.\n",
 			       bp->name);
 	}
+}
 
+/* Likewise, before arch_init_kprobes(), which may prepare (and optimize) a probe. */
+void rkp_init_optinsn_slots(void)
+{
 #if defined(CONFIG_OPTPROBES) && defined(__ARCH_WANT_KPROBES_INSN_SLOT)
 	kprobe_optinsn_slots.insn_size = MAX_OPTINSN_SIZE;
 #endif
+}
+
+#if defined(CONFIG_OPTPROBES) && defined(CONFIG_SYSCTL)
+static void __init kprobe_sysctls_init(void);
+#else
+static inline void kprobe_sysctls_init(void) { }
+#endif
+
+/*
+ * kernel/kprobes.c's init_kprobes(): the blacklists, the global arm state,
+ * the optprobe slot size and arch_init_kprobes() in the Rust core, in that
+ * order; then the notifiers and the sysctl.
+ */
+static int __init init_kprobes(void)
+{
+	int err;
+
+	err = rkp_init_kprobes(__start_kprobe_blacklist, __stop_kprobe_blacklist);
 	if (!err)
 		err = register_die_notifier(&kprobe_exceptions_nb);
 #ifdef CONFIG_MODULES
@@ -625,6 +749,7 @@ static int __init init_kprobes(void)
 #if defined(CONFIG_KRETPROBES) && !defined(CONFIG_KRETPROBE_ON_RETHOOK)
 	kprobes_initialized = (err == 0);
 #endif
+	kprobe_sysctls_init();
 	return err;
 }
 early_initcall(init_kprobes);
@@ -726,7 +851,6 @@ static ssize_t read_enabled_file_bool(struct file *file, char __user *user_buf,
 static ssize_t write_enabled_file_bool(struct file *file, const char __user *user_buf,
 				       size_t count, loff_t *ppos)
 {
-	unsigned int errors, total;
 	bool enable;
 	int ret, err;
 
@@ -734,18 +858,8 @@ static ssize_t write_enabled_file_bool(struct file *file, const char __user *use
 	if (ret)
 		return ret;
 
-	if (rkp_set_all_kprobes(enable, &errors, &total, &err)) {
-		if (enable && errors)
-			pr_warn("Kprobes globally enabled, but failed to enable %d out of %d probes. Please check which kprobes are kept disabled via debugfs.\n",
-				errors, total);
-		else if (enable)
-			pr_info("Kprobes globally enabled\n");
-		else if (errors)
-			pr_warn("Kprobes globally disabled, but failed to disable %d out of %d probes. Please check which kprobes are kept enabled via debugfs.\n",
-				errors, total);
-		else
-			pr_info("Kprobes globally disabled\n");
-	}
+	/* The core logs "Kprobes globally enabled/disabled" (rkp_pr_globally()). */
+	err = rkp_set_all_kprobes(enable);
 	if (err)
 		return err;
 	return count;
@@ -781,12 +895,7 @@ static int proc_kprobes_optimization_handler(const struct ctl_table *table, int 
 	mutex_lock(&kprobe_sysctl_mutex);
 	sysctl_kprobes_optimization = rkp_kprobes_allow_optimization() ? 1 : 0;
 	ret = proc_dointvec_minmax(table, write, buffer, length, ppos);
-	if (rkp_kprobes_optimization_sysctl(sysctl_kprobes_optimization)) {
-		if (sysctl_kprobes_optimization)
-			pr_info("kprobe jump-optimization is enabled. All kprobes are optimized if possible.\n");
-		else
-			pr_info("kprobe jump-optimization is disabled. All kprobes are based on software breakpoint.\n");
-	}
+	rkp_kprobes_optimization_sysctl(sysctl_kprobes_optimization);
 	mutex_unlock(&kprobe_sysctl_mutex);
 	return ret;
 }
@@ -803,10 +912,8 @@ static struct ctl_table kprobe_sysctls[] = {
 	},
 };
 
-static int __init kprobe_sysctls_init(void)
+static void __init kprobe_sysctls_init(void)
 {
 	register_sysctl_init("debug", kprobe_sysctls);
-	return 0;
 }
-early_initcall(kprobe_sysctls_init);
 #endif

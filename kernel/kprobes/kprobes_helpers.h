@@ -53,8 +53,28 @@ void rkp_warn_kretprobe_frame_mismatch(void);
 void __noreturn rkp_kretprobe_ret_addr_bug(void);
 #endif
 
+#ifdef CONFIG_KRETPROBE_ON_RETHOOK
+void rkp_warn_kretprobe_rethook_handler(void);
+#endif
+void rkp_warn___get_insn_slot(void);
+void rkp_warn___free_insn_slot(void);
+void rkp_warn_do_free_cleaned_kprobes(void);
+void rkp_warn_optimize_kprobe(void);
+void rkp_warn_reuse_unused_kprobe(void);
+void rkp_warn___disarm_kprobe_ftrace(bool unregister, unsigned long addr, int ret);
+void rkp_warn_warn_kprobe_rereg(bool kretprobe);
+void rkp_warn___unregister_kprobe_top(void);
+void rkp_pr_populate_blacklist_failed(int err);
+void rkp_pr_optimization(bool enabled);
+void rkp_pr_globally(bool enabled, unsigned int errors, unsigned int total);
+void rkp_lockdep_assert_kprobe_mutex_held(void);
+void rkp_lockdep_assert_text_mutex_held(void);
+void rkp_lockdep_assert_cpus_held(void);
+void rkp_init_kretprobe_blacklist(void);
+void rkp_init_optinsn_slots(void);
+
 /* Defined in Rust (kernel/kprobes/glue/). */
-int rkp_init_kprobes(unsigned long *start, unsigned long *end, int *blacklist_err);
+int rkp_init_kprobes(unsigned long *start, unsigned long *end);
 void rkp_kprobes_module_event(struct module *mod, int event, unsigned long *blacklist,
 			      unsigned int nblacklist, unsigned long kprobes_text,
 			      unsigned long kprobes_text_size, unsigned long noinstr_text,
@@ -65,16 +85,15 @@ struct seq_file;
 void rkp_show_kprobes(struct seq_file *m, bool show_value);
 void rkp_show_blacklist(struct seq_file *m, bool show_value);
 bool rkp_kprobes_all_disarmed(void);
-int rkp_set_all_kprobes(bool enable, unsigned int *errors, unsigned int *total, int *ret);
+int rkp_set_all_kprobes(bool enable);
 bool rkp_kprobes_allow_optimization(void);
-bool rkp_kprobes_optimization_sysctl(bool value);
+void rkp_kprobes_optimization_sysctl(bool value);
 
 #ifdef __ARCH_WANT_KPROBES_INSN_SLOT
 void rkp_free_insn_page(void *page);
 void *rkp_insn_page_alloc(struct kprobe_insn_cache *c, size_t size, void **insns);
 void rkp_insn_page_add(struct kprobe_insn_cache *c, struct list_head *list, void *insns);
 void rkp_insn_page_remove(struct kprobe_insn_cache *c, struct list_head *list, void *insns);
-void rkp_warn_insn_slot_free(void);
 #endif
 
 #ifdef CONFIG_OPTPROBES

@@ -23,6 +23,7 @@ pub mod insn_slot;
 pub mod kretprobe;
 pub mod optimizer;
 pub mod register;
+pub mod report;
 pub mod store;
 pub mod table;
 pub mod text;

@@ -98,7 +98,7 @@ pub fn register_kretprobe<A: KretprobeStore>(a: &A, rp: A::Kretprobe) -> Result 
     }
     // Only when `kp.addr` was given can a re-registration be recognised this early.
     if addr != 0 {
-        warn_kprobe_rereg(a, kp)?;
+        warn_kprobe_rereg(a, kp, true)?;
     }
     if a.in_kretprobe_blacklist(resolved) {
         return Err(Errno::EINVAL);

@@ -14,6 +14,7 @@
 //! for the jump to go; on [`OptQueue::Freeing`]: jump removed, waiting to be disarmed and freed.
 
 use super::arch::Arch;
+use super::report::{Message, WarnSite};
 use super::store::{
     flags_disabled, flags_ftrace, flags_gone, flags_optimized, KprobeState, OptQueue,
     KPROBE_FLAG_DISABLED, KPROBE_FLAG_OPTIMIZED,
@@ -80,6 +81,9 @@ pub fn optprobe_queued_unopt<A: Arch>(a: &A, ap: A::Probe) -> bool {
 }
 
 fn do_optimize_kprobes<A: Arch>(a: &A, st: &KprobeState) {
+    // The arch's stop_machine() needs the CPU set fixed outside text_mutex (C's comment).
+    a.assert_text_mutex_held();
+    a.assert_cpus_held();
     if st.all_disarmed || !st.allow_optimization || a.queue_empty(OptQueue::Optimizing) {
         return;
     }
@@ -87,6 +91,8 @@ fn do_optimize_kprobes<A: Arch>(a: &A, st: &KprobeState) {
 }
 
 fn do_unoptimize_kprobes<A: Arch>(a: &A) {
+    a.assert_text_mutex_held();
+    a.assert_cpus_held();
     if !a.queue_empty(OptQueue::Unoptimizing) {
         a.unoptimize_kprobes();
     }
@@ -104,13 +110,27 @@ fn do_unoptimize_kprobes<A: Arch>(a: &A) {
     });
 }
 
-fn do_free_cleaned_kprobes<A: Arch>(a: &A) {
+/// `do_free_cleaned_kprobes()`, with upstream's fix f76d1c41b609 ("kprobes: Fix to retry
+/// blocked optprobe in do_free_cleaned_kprobes()").
+///
+/// An aggregate under the jump of an optimized probe blocks that probe's optimization (the arch
+/// check refuses a jump over another probe). When such an aggregate is unregistered while it is
+/// itself optimized, `__disarm_kprobe()` finds it queued for unoptimizing and so does not
+/// re-optimize the probe it blocked; it ends here, freed, and without the fix the blocked probe
+/// stays a breakpoint for good. Now that the aggregate is off the hash and unoptimized, the probe
+/// whose jump covers its address is retried.
+fn do_free_cleaned_kprobes<A: Arch>(a: &A, st: &KprobeState) {
     a.queue_for_each_safe(OptQueue::Freeing, |op| {
         a.queue_del_init(op);
-        // C WARNs once and keeps a probe that is unexpectedly still in use on the hash.
-        if kprobe_unused(a, op) {
-            free_aggr_kprobe(a, op);
+        if !kprobe_unused(a, op) {
+            // Must not happen; a probe still in use stays on the hash.
+            a.warn(WarnSite::DoFreeCleanedKprobes);
+            return;
         }
+        if let Some(blocked) = get_optimized_kprobe(a, a.addr(op)) {
+            optimize_kprobe(a, st, blocked);
+        }
+        free_aggr_kprobe(a, op);
     });
 }
 
@@ -121,7 +141,7 @@ pub fn kprobe_optimizer<A: Arch>(a: &A) {
         do_unoptimize_kprobes(a);
         a.synchronize_rcu_tasks();
         do_optimize_kprobes(a, &st);
-        do_free_cleaned_kprobes(a);
+        do_free_cleaned_kprobes(a, &st);
     });
     if !a.queue_empty(OptQueue::Optimizing) || !a.queue_empty(OptQueue::Unoptimizing) {
         a.kick_kprobe_optimizer();
@@ -167,8 +187,9 @@ pub fn optimize_kprobe<A: Arch>(a: &A, st: &KprobeState, p: A::Probe) {
         return;
     }
     set_flag(a, p, KPROBE_FLAG_OPTIMIZED);
-    // C: WARN_ON_ONCE(!list_empty(&op->list)).
+    // On the optimizing and unoptimizing queues an aggregate must have OPTIMIZED.
     if !a.op_list_empty(p) {
+        a.warn(WarnSite::OptimizeKprobe);
         return;
     }
     a.queue_add(p, OptQueue::Optimizing);
@@ -176,6 +197,7 @@ pub fn optimize_kprobe<A: Arch>(a: &A, st: &KprobeState, p: A::Probe) {
 }
 
 fn force_unoptimize_kprobe<A: Arch>(a: &A, op: A::Probe) {
+    a.assert_cpus_held();
     a.unoptimize_kprobe(op);
     clear_flag(a, op, KPROBE_FLAG_OPTIMIZED);
 }
@@ -213,8 +235,13 @@ pub fn unoptimize_kprobe<A: Arch>(a: &A, p: A::Probe, force: bool) {
 /// `reuse_unused_kprobe()`: revive an unused aggregate that waits to be unoptimized.
 pub fn reuse_unused_kprobe<A: Arch>(a: &A, st: &KprobeState, ap: A::Probe) -> super::errno::Result {
     if !A::OPTPROBES {
-        // Without OPTPROBES an unused aggregate is freed with its last child (C WARNs here).
+        // Without OPTPROBES an unused aggregate is freed with its last child: never reached.
+        a.warn(WarnSite::ReuseUnusedKprobe);
         return Err(super::errno::Errno::EINVAL);
+    }
+    // An unused aggregate must be on its way to be unoptimized (its jump still in place).
+    if a.op_list_empty(ap) {
+        a.warn(WarnSite::ReuseUnusedKprobe);
     }
     clear_flag(a, ap, KPROBE_FLAG_DISABLED);
     if !kprobe_optready(a, ap) {
@@ -283,13 +310,16 @@ pub fn optimize_all_kprobes<A: Arch>(a: &A) -> bool {
     if st.allow_optimization {
         return false;
     }
-    st.allow_optimization = true;
-    for_each_kprobe(a, |p| {
-        if !flags_disabled(a.flags(p)) {
-            optimize_kprobe(a, &st, p);
-        }
+    a.cpus_read_locked(|| {
+        st.allow_optimization = true;
+        for_each_kprobe(a, |p| {
+            if !flags_disabled(a.flags(p)) {
+                optimize_kprobe(a, &st, p);
+            }
+        });
     });
-    // The glue logs "kprobe jump-optimization is enabled. All kprobes are optimized if possible."
+    a.message(Message::OptimizationEnabled);
+    drop(st);
     true
 }
 
@@ -303,24 +333,25 @@ pub fn unoptimize_all_kprobes<A: Arch>(a: &A) -> bool {
         if !st.allow_optimization {
             return false;
         }
-        st.allow_optimization = false;
-        for_each_kprobe(a, |p| {
-            if !flags_disabled(a.flags(p)) {
-                unoptimize_kprobe(a, p, false);
-            }
+        a.cpus_read_locked(|| {
+            st.allow_optimization = false;
+            for_each_kprobe(a, |p| {
+                if !flags_disabled(a.flags(p)) {
+                    unoptimize_kprobe(a, p, false);
+                }
+            });
         });
     }
     wait_for_kprobe_optimizer(a);
-    // The glue logs "kprobe jump-optimization is disabled. All kprobes are based on software
-    // breakpoint."
+    a.message(Message::OptimizationDisabled);
     true
 }
 
 /// `proc_kprobes_optimization_handler()` after `proc_dointvec_minmax()`: every access, reads
 /// included, re-applies the current value (idempotent, as in C).
 ///
-/// The glue holds `kprobe_sysctl_mutex` around the whole handler and logs the message C logs when
-/// this returns true (see [`optimize_all_kprobes`] / [`unoptimize_all_kprobes`]).
+/// The glue holds `kprobe_sysctl_mutex` around the whole handler; returns whether the setting
+/// changed (and [`optimize_all_kprobes`] / [`unoptimize_all_kprobes`] reported their message).
 pub fn kprobes_optimization_sysctl<A: Arch>(a: &A, value: bool) -> bool {
     if value {
         optimize_all_kprobes(a)

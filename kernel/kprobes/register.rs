@@ -25,6 +25,7 @@ use super::optimizer::{
     optimize_kprobe, prepare_optimized_kprobe, reuse_unused_kprobe, try_to_optimize_kprobe,
     unoptimize_kprobe, wait_for_kprobe_optimizer,
 };
+use super::report::{Message, WarnSite};
 use super::store::{
     flags_disabled, flags_ftrace, flags_gone, hash_ptr, KprobeState, KPROBE_FLAG_DISABLED,
     KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_ON_FUNC_ENTRY, KPROBE_FLAG_OPTIMIZED,
@@ -91,10 +92,12 @@ pub fn kprobe_on_func_entry<A: Arch>(
     }
 }
 
-/// `warn_kprobe_rereg()`: `EINVAL` (C also WARNs) if `p` is already registered.
-pub fn warn_kprobe_rereg<A: Arch>(a: &A, p: A::Probe) -> Result {
+/// `warn_kprobe_rereg()`: WARN and `EINVAL` if `p` is already registered; `kretprobe` says
+/// whether `register_kretprobe()` asks (C's WARN_ON_ONCE has a flag in each caller).
+pub fn warn_kprobe_rereg<A: Arch>(a: &A, p: A::Probe, kretprobe: bool) -> Result {
     let _st = a.kprobe_mutex();
     if get_valid_kprobe(a, p).is_some() {
+        a.warn(WarnSite::WarnKprobeRereg { kretprobe });
         return Err(Errno::EINVAL);
     }
     Ok(())
@@ -162,6 +165,7 @@ pub fn arm_kprobe_ftrace<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -> R
     if !A::KPROBES_ON_FTRACE {
         return Err(Errno::ENODEV);
     }
+    a.assert_kprobe_mutex_held();
     let addr = a.addr(p);
     let ipmodify = a.has_post_handler(p);
     let ops = if ipmodify {
@@ -190,6 +194,7 @@ pub fn disarm_kprobe_ftrace<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -
     if !A::KPROBES_ON_FTRACE {
         return Err(Errno::ENODEV);
     }
+    a.assert_kprobe_mutex_held();
     if a.kprobe_ftrace_disabled() {
         return Ok(());
     }
@@ -206,17 +211,26 @@ pub fn disarm_kprobe_ftrace<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -
         &mut st.ftrace_enabled
     };
     if *cnt == 1 {
-        // C WARNs "Failed to unregister kprobe-ftrace (error %d)".
-        a.unregister_ftrace_function(ops)?;
+        if let Err(e) = a.unregister_ftrace_function(ops) {
+            a.warn(WarnSite::DisarmKprobeFtraceUnregister { err: e.to_neg() });
+            return Err(e);
+        }
     }
     // As in C the count may go negative: a post_handler added to an aggregate already armed on
     // the plain ops makes it disarm through the IPMODIFY ops (an upstream quirk kept as is).
     *cnt = cnt.wrapping_sub(1);
-    // C WARNs once "Failed to disarm kprobe-ftrace at %pS (error %d)".
-    a.ftrace_set_filter_ip(ops, addr, true)
+    let ret = a.ftrace_set_filter_ip(ops, addr, true);
+    if let Err(e) = ret {
+        a.warn(WarnSite::DisarmKprobeFtraceFilter {
+            addr,
+            err: e.to_neg(),
+        });
+    }
+    ret
 }
 
 fn arm_kprobe_locked<A: Arch>(a: &A, st: &KprobeState, p: A::Probe) {
+    a.assert_text_mutex_held();
     if let Some(op) = get_optimized_kprobe(a, a.addr(p)) {
         unoptimize_kprobe(a, op, true);
     }
@@ -225,6 +239,7 @@ fn arm_kprobe_locked<A: Arch>(a: &A, st: &KprobeState, p: A::Probe) {
 }
 
 fn disarm_kprobe_locked<A: Arch>(a: &A, st: &KprobeState, p: A::Probe, reopt: bool) {
+    a.assert_text_mutex_held();
     unoptimize_kprobe(a, p, st.all_disarmed);
     if !kprobe_queued(a, p) {
         a.disarm_kprobe(p);
@@ -326,7 +341,7 @@ pub fn register_aggr_kprobe<A: Arch>(
 pub fn register_kprobe<A: Platform>(a: &A, p: A::Probe) -> Result {
     let (addr, on_func_entry) = kprobe_addr(a, a.addr(p), a.symbol_name(p), a.offset(p) as usize)?;
     a.set_addr(p, addr);
-    warn_kprobe_rereg(a, p)?;
+    warn_kprobe_rereg(a, p, false)?;
 
     a.set_flags(p, a.flags(p) & KPROBE_FLAG_DISABLED);
     a.reset_nmissed(p);
@@ -403,6 +418,7 @@ pub fn disable_kprobe_locked<A: Arch>(
     st: &mut KprobeState,
     p: A::Probe,
 ) -> Result<A::Probe> {
+    a.assert_kprobe_mutex_held();
     let orig_p = get_valid_kprobe(a, p).ok_or(Errno::EINVAL)?;
     if !flags_disabled(a.flags(p)) {
         if p != orig_p {
@@ -425,7 +441,15 @@ pub fn disable_kprobe_locked<A: Arch>(
 /// `__unregister_kprobe_top()`: disable, disarm, unlink (no RCU wait).
 pub fn unregister_kprobe_top<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -> Result {
     let ap = disable_kprobe_locked(a, st, p)?;
-    if ap == p || (a.list_is_singular(ap) && kprobe_disarmed(a, ap)) {
+    if ap == p {
+        a.hlist_del_rcu(ap);
+        return Ok(());
+    }
+    // What follows expects an aggregate.
+    if !a.is_aggr(ap) {
+        a.warn(WarnSite::UnregisterKprobeTop);
+    }
+    if a.list_is_singular(ap) && kprobe_disarmed(a, ap) {
         a.hlist_del_rcu(ap);
         return Ok(());
     }
@@ -522,6 +546,7 @@ pub fn enable_kprobe<A: Arch>(a: &A, kp: A::Probe) -> Result {
 
 /// `kill_kprobe()`: the probed text is going away; mark GONE and drop the slot, text untouched.
 pub fn kill_kprobe<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) {
+    a.assert_kprobe_mutex_held();
     if flags_ftrace(a.flags(p)) && !flags_disabled(a.flags(p)) && !st.all_disarmed {
         let _ = disarm_kprobe_ftrace(a, st, p);
     }
@@ -585,7 +610,7 @@ pub fn kprobe_free_init_mem<A: Arch>(a: &A) {
     });
 }
 
-/// Outcome of a global arm/disarm, for the glue's `pr_info`/`pr_warn`.
+/// Outcome of a global arm/disarm (the message C logs is reported before the mutex drops).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct GlobalSwitch {
     /// Whether the global state changed (false: it already was as requested; nothing logged).
@@ -598,11 +623,8 @@ pub struct GlobalSwitch {
     pub ret: Result,
 }
 
-/// `arm_all_kprobes()`: clear `kprobes_all_disarmed`, arm every enabled hash entry.
-///
-/// The glue logs "Kprobes globally enabled" or, with errors, "Kprobes globally enabled, but
-/// failed to enable %d out of %d probes. Please check which kprobes are kept disabled via
-/// debugfs.".
+/// `arm_all_kprobes()`: clear `kprobes_all_disarmed`, arm every enabled hash entry, and report
+/// [`Message::GloballyEnabled`] or, with errors, [`Message::GloballyEnabledPartly`].
 pub fn arm_all_kprobes<A: Arch>(a: &A) -> GlobalSwitch {
     let mut st = a.kprobe_mutex();
     let mut out = GlobalSwitch {
@@ -625,13 +647,21 @@ pub fn arm_all_kprobes<A: Arch>(a: &A) -> GlobalSwitch {
             out.total += 1;
         }
     });
+    a.message(if out.errors != 0 {
+        Message::GloballyEnabledPartly {
+            errors: out.errors,
+            total: out.total,
+        }
+    } else {
+        Message::GloballyEnabled
+    });
+    drop(st);
     out
 }
 
-/// `disarm_all_kprobes()`: set `kprobes_all_disarmed`, disarm all but arch trampoline probes.
-///
-/// The glue logs "Kprobes globally disabled" or "Kprobes globally disabled, but failed to
-/// disable %d out of %d probes. Please check which kprobes are kept enabled via debugfs.".
+/// `disarm_all_kprobes()`: set `kprobes_all_disarmed`, disarm all but arch trampoline probes,
+/// report [`Message::GloballyDisabled`] (or [`Message::GloballyDisabledPartly`]), then wait for
+/// the optimizer.
 pub fn disarm_all_kprobes<A: Arch>(a: &A) -> GlobalSwitch {
     let mut out = GlobalSwitch {
         changed: false,
@@ -655,21 +685,32 @@ pub fn disarm_all_kprobes<A: Arch>(a: &A) -> GlobalSwitch {
                 out.total += 1;
             }
         });
+        a.message(if out.errors != 0 {
+            Message::GloballyDisabledPartly {
+                errors: out.errors,
+                total: out.total,
+            }
+        } else {
+            Message::GloballyDisabled
+        });
     }
     wait_for_kprobe_optimizer(a);
     out
 }
 
-/// First half of `init_kprobes()`: blacklist, global arm state, `arch_init_kprobes()`.
+/// First half of `init_kprobes()`, in C's order: the blacklist (on error C logs and carries
+/// on), the kretprobe blacklist, the global arm state, the optprobe slot size, and last
+/// `arch_init_kprobes()`, which may itself register probes (powerpc does) and so finds every
+/// other part ready.
 ///
-/// Returns the blacklist error (the glue logs it and carries on, as C does) and the arch init
-/// result; the glue then registers the die and module notifiers and sets
-/// `kprobes_initialized`. The mutex is not held across the arch init, which may register probes.
-pub fn init_kprobes<A: Platform>(
-    a: &A,
-    nokprobe: impl IntoIterator<Item = usize>,
-) -> (Result, Result) {
-    let blacklist = super::blacklist::populate_kprobe_blacklist(a, nokprobe);
+/// Returns the arch init result; the glue then registers the die and module notifiers and sets
+/// `kprobes_initialized`. The mutex is not held across the arch init.
+pub fn init_kprobes<A: Platform>(a: &A, nokprobe: impl IntoIterator<Item = usize>) -> Result {
+    if let Err(e) = super::blacklist::populate_kprobe_blacklist(a, nokprobe) {
+        a.message(Message::PopulateBlacklistFailed(e.to_neg()));
+    }
+    a.init_kretprobe_blacklist();
     a.kprobe_mutex().all_disarmed = false;
-    (blacklist, a.init_kprobes())
+    a.init_optinsn_slots();
+    a.init_kprobes()
 }

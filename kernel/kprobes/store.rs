@@ -130,6 +130,14 @@ pub trait ProbeStore {
     fn kprobe_mutex(&self) -> Self::Guard<'_>;
     /// Runs `f` under `cpus_read_lock()`, then `jump_label_lock()` if `jump_label`, then `text_mutex`.
     fn text_locked<R>(&self, jump_label: bool, f: impl FnOnce() -> R) -> R;
+    /// Runs `f` under `cpus_read_lock()` only (`optimize_all_kprobes()`, ...).
+    fn cpus_read_locked<R>(&self, f: impl FnOnce() -> R) -> R;
+    /// `lockdep_assert_held(&kprobe_mutex)`.
+    fn assert_kprobe_mutex_held(&self);
+    /// `lockdep_assert_held(&text_mutex)`.
+    fn assert_text_mutex_held(&self);
+    /// `lockdep_assert_cpus_held()`.
+    fn assert_cpus_held(&self);
     /// `synchronize_rcu()`.
     fn synchronize_rcu(&self);
     /// `synchronize_rcu_tasks()`.

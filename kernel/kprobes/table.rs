@@ -96,6 +96,7 @@ pub fn kprobe_unused<S: ProbeStore>(s: &S, p: S::Probe) -> bool {
 ///
 /// Caller holds `kprobe_mutex`.
 pub fn get_valid_kprobe<S: ProbeStore>(s: &S, p: S::Probe) -> Option<S::Probe> {
+    s.assert_kprobe_mutex_held();
     let ap = get_kprobe(s, s.addr(p))?;
     if ap == p {
         return Some(ap);
@@ -117,6 +118,7 @@ pub fn get_valid_kprobe<S: ProbeStore>(s: &S, p: S::Probe) -> Option<S::Probe> {
 
 /// `aggr_kprobe_disabled()`: every child of `ap` is disabled. Caller holds `kprobe_mutex`.
 pub fn aggr_kprobe_disabled<S: ProbeStore>(s: &S, ap: S::Probe) -> bool {
+    s.assert_kprobe_mutex_held();
     s.for_each_child(ap, |kp| {
         if flags_disabled(s.flags(kp)) {
             ControlFlow::Continue(())

@@ -11,6 +11,16 @@ as transcript lines "# <case>: rkc: <key>=<value>"; once both cores have
 run, the C transcript is diffed against the Rust one and every key whose
 value differs is named. Cases skipped on one side are left out of the diff,
 and said so.
+
+The transcript also holds what the kernel log said: for each case, key
+"<case>.log", the log lines between the previous KTAP result and the case's
+own, reduced to its `kprobes: ` lines and its WARN splats; and "boot.log",
+the `kprobes: ` lines of the boot before the suite. A splat is reduced to the
+function that holds the WARN in the source (its file:line looked up in the
+prepared tree: a kernel/kprobes.c function on the C core; on the Rust core
+the kprobes_helpers.c helper rkp_warn_<that function>, whose prefix is
+dropped) and the WARN's own message, so a WARN or message one core misses
+fails the diff.
 """
 
 import json
@@ -28,6 +38,15 @@ ARCHES = ("x86_64",)
 # The kernel's built-in suites already ran in the KUnit boot: run only ours here.
 APPEND = f"panic=-1 kunit.filter_glob={SUITE}"
 TRANSCRIPT_RE = re.compile(r"#\s*(\w+): rkc: ([^=]+)=(.*)$")
+KTAP_RESULT_RE = re.compile(r"^\s*(?:not )?ok \d+ (\w+)")
+WARNING_RE = re.compile(r"^WARNING: CPU: \d+ PID: \d+ at (?:(\S+):(\d+) )?(\S+?)\+0x")
+CUT_HERE = "------------[ cut here ]------------"
+# The helpers of the Rust core that hold the WARNs of kernel/kprobes.c (kprobes_helpers.c).
+WARN_HELPER_PREFIX = "rkp_warn_"
+# The two helpers of the objpool kretprobe path named before that rule.
+WARN_HELPER_ALIASES = {"kretprobe_no_cursor": "kretprobe_find_ret_addr",
+                       "kretprobe_frame_mismatch": "__kretprobe_trampoline_handler"}
+FUNC_DEF_RE = re.compile(r"^[A-Za-z_][^;#]*?\b([A-Za-z_]\w*)\s*\(")
 
 
 def expected_cases():
@@ -56,6 +75,88 @@ def _console_segment(text):
         elif inside:
             lines.append(ln)
     return lines
+
+
+def _mask(line):
+    """Addresses and symbol offsets/sizes masked, so both boots print the same line."""
+    line = re.sub(r"\b[0-9a-f]{16}\b", "ADDR", line)
+    return re.sub(r"\+0x[0-9a-f]+/0x[0-9a-f]+", "+OFF/SIZE", line)
+
+
+def _enclosing_function(path, lineno):
+    """The C function whose body holds line `lineno` of `path` (None if unknown)."""
+    try:
+        src = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    for i in range(min(lineno, len(src)) - 1, -1, -1):
+        ln = src[i]
+        if ln.rstrip().endswith(";"):
+            continue
+        m = FUNC_DEF_RE.match(ln)
+        if m:
+            return m.group(1)
+    return None
+
+
+def warn_site(file, line, func):
+    """The kernel/kprobes.c function a WARN belongs to, from the splat's file:line."""
+    name = None
+    if file and line:
+        name = _enclosing_function(common.TREE / file, int(line))
+    name = name or func
+    if name.startswith(WARN_HELPER_PREFIX):
+        name = name[len(WARN_HELPER_PREFIX):]
+        name = WARN_HELPER_ALIASES.get(name, name)
+    return name
+
+
+def log_items(lines):
+    """The `kprobes: ` lines and WARN sites (with their messages) among `lines`, in order."""
+    items, pending = [], None
+    for ln in lines:
+        if ln == CUT_HERE:
+            pending = []
+            continue
+        m = WARNING_RE.match(ln)
+        if m:
+            site = "WARN " + warn_site(*m.groups())
+            if pending:
+                site += ": " + " / ".join(_mask(x) for x in pending)
+            items.append(site)
+            pending = None
+        elif pending is not None:
+            # A WARN's own message comes between "cut here" and "WARNING:".
+            pending.append(ln.strip())
+        elif ln.startswith("kprobes: "):
+            items.append(_mask(ln))
+    return items
+
+
+def case_logs(lines, cases):
+    """{ "<case>.log": items } for each case with a KTAP result, from the lines before it."""
+    out, chunk = {}, []
+    for ln in lines:
+        m = KTAP_RESULT_RE.match(ln)
+        if m and m.group(1) in cases:
+            out[f"{m.group(1)}.log"] = " | ".join(log_items(chunk))
+            chunk = []
+        elif re.match(r"^\s*# Subtest: ", ln) or re.match(r"^\s*KTAP version", ln):
+            chunk = []
+        else:
+            chunk.append(ln)
+    return out
+
+
+def boot_log(text):
+    """{ "boot.log": the `kprobes: ` lines and WARN sites of the boot before the suite ran }."""
+    before = []
+    for ln in text.splitlines():
+        ln = re.sub(r"^\[\s*\d+\.\d+\]\s?", "", ln.rstrip("\r"))
+        if ln == "RKC-BEGIN":
+            break
+        before.append(ln)
+    return {"boot.log": " | ".join(log_items(before))}
 
 
 def transcript(lines):
@@ -141,7 +242,11 @@ def run(res, arch, impl, timeout):
                 for i, ln in enumerate(lines) if re.search(r"(ASSERTION|EXPECTATION) FAILED", ln)]
     for ln in failures[:20]:
         note += f"\n    {ln}"
-    data = {"impl": impl, "status": status, "skips": skips, "transcript": transcript(lines)}
+    script = transcript(lines)
+    logs = {**boot_log(text), **case_logs(lines, cases)}
+    script.update(logs)
+    data = {"impl": impl, "status": status, "skips": skips, "transcript": script,
+            "log_keys": sorted(logs)}
     (bdir / "conformance-transcript.json").write_text(json.dumps(data, indent=1, sort_keys=True))
     res.add(name, passed, failed, skipped, note)
     return data
@@ -167,7 +272,8 @@ def compare(res, arch, runs):
         cv, rv = ct.get(key, "(missing)"), rt.get(key, "(missing)")
         if cv != rv:
             diffs.append(f"{key}: C={cv!r} Rust={rv!r}")
-    note = f"{len(ct)} C keys, {len(rt)} Rust keys"
+    nlog = sum(1 for k in ct if k.endswith(".log"))
+    note = f"{len(ct)} C keys ({nlog} of them log keys), {len(rt)} Rust keys"
     if one_sided:
         note += "; not compared (skipped on one core only): " + ", ".join(one_sided)
     if diffs:

@@ -57,31 +57,16 @@ pub extern "C" fn rkp_kprobes_all_disarmed() -> bool {
     KERNEL.kprobe_mutex().all_disarmed
 }
 
-/// `arm_all_kprobes()` (`enable`) or `disarm_all_kprobes()`: returns 1 if the state changed
-/// (C then logs), with the error count, the attempt count and the last error.
-///
-/// # Safety
-///
-/// The out-pointers are writable.
+/// `arm_all_kprobes()` (`enable`) or `disarm_all_kprobes()`, which log C's message: returns the
+/// last per-probe error (0 if none), for the debugfs writer.
 #[no_mangle]
-pub unsafe extern "C" fn rkp_set_all_kprobes(
-    enable: bool,
-    errors: *mut u32,
-    total: *mut u32,
-    ret: *mut c_int,
-) -> c_int {
+pub extern "C" fn rkp_set_all_kprobes(enable: bool) -> c_int {
     let sw = if enable {
         crate::register::arm_all_kprobes(&KERNEL)
     } else {
         crate::register::disarm_all_kprobes(&KERNEL)
     };
-    // SAFETY: caller contract.
-    unsafe {
-        *errors = sw.errors;
-        *total = sw.total;
-        *ret = crate::errno::to_c_ret(sw.ret);
-    }
-    c_int::from(sw.changed)
+    crate::errno::to_c_ret(sw.ret)
 }
 
 /// `kprobes_allow_optimization`, for the sysctl read.
@@ -90,10 +75,10 @@ pub extern "C" fn rkp_kprobes_allow_optimization() -> bool {
     KERNEL.kprobe_mutex().allow_optimization
 }
 
-/// The sysctl's re-apply step; returns true when C must log the change.
+/// The sysctl's re-apply step (the core logs a change as C does).
 #[no_mangle]
-pub extern "C" fn rkp_kprobes_optimization_sysctl(value: bool) -> bool {
-    crate::optimizer::kprobes_optimization_sysctl(&KERNEL, value)
+pub extern "C" fn rkp_kprobes_optimization_sysctl(value: bool) {
+    crate::optimizer::kprobes_optimization_sysctl(&KERNEL, value);
 }
 
 nokprobe! {

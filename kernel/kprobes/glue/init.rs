@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Init-time and module-notifier entry points, called from the initcalls and notifier blocks in
-//! `kprobes_helpers.c` (which also logs, with C's exact messages and `kprobes: ` prefix).
+//! `kprobes_helpers.c` (whose helpers log C's exact messages, with the `kprobes: ` prefix).
 //!
 //! Constraints: process context; `rkp_init_kprobes` runs once at early_initcall, before any
 //! probe registers, and must not hold `kprobe_mutex` across `arch_init_kprobes()` (which may
@@ -20,18 +20,15 @@ extern "C" {
     fn rkp_dereference_symbol_descriptor(addr: usize) -> usize;
 }
 
-/// The blacklist, the global arm state and `arch_init_kprobes()`; returns the arch's result and
-/// stores the blacklist error (0 if none) in `*blacklist_err`.
+/// `init_kprobes()` up to and including `arch_init_kprobes()`, in C's order (the blacklist and
+/// its message, the kretprobe blacklist, the global arm state, the optprobe slot size); returns
+/// the arch's result.
 ///
 /// # Safety
 ///
-/// `[start, end)` is the `_kprobe_blacklist` section; `blacklist_err` is writable.
+/// `[start, end)` is the `_kprobe_blacklist` section.
 #[no_mangle]
-pub unsafe extern "C" fn rkp_init_kprobes(
-    start: *const usize,
-    end: *const usize,
-    blacklist_err: *mut c_int,
-) -> c_int {
+pub unsafe extern "C" fn rkp_init_kprobes(start: *const usize, end: *const usize) -> c_int {
     let n = (end as usize).saturating_sub(start as usize) / core::mem::size_of::<usize>();
     let nokprobe = (0..n).map(|i| {
         // SAFETY: `i < n` entries of the linker section starting at `start`.
@@ -39,12 +36,7 @@ pub unsafe extern "C" fn rkp_init_kprobes(
         // SAFETY: resolves a function descriptor (identity on most arches).
         unsafe { rkp_dereference_symbol_descriptor(addr) }
     });
-    let (blacklist, arch) = register::init_kprobes(&KERNEL, nokprobe);
-    if !blacklist_err.is_null() {
-        // SAFETY: caller contract.
-        unsafe { *blacklist_err = to_c_ret(blacklist) };
-    }
-    to_c_ret(arch)
+    to_c_ret(register::init_kprobes(&KERNEL, nokprobe))
 }
 
 /// The module notifier's work (`kprobes_module_callback()`); `event` 0 COMING, 1 LIVE, 2 GOING.
@@ -88,7 +80,8 @@ pub unsafe extern "C" fn rkp_kprobes_module_event(
     register::kprobes_module_callback(&KERNEL, m, event, &areas);
 }
 
-/// `optimize_all_kprobes()` at subsys_initcall (OPTPROBES).
+/// `optimize_all_kprobes()` at subsys_initcall (OPTPROBES); logs "kprobe jump-optimization is
+/// enabled. All kprobes are optimized if possible." as C does.
 #[no_mangle]
 pub extern "C" fn rkp_optimize_all_kprobes() {
     crate::optimizer::optimize_all_kprobes(&KERNEL);

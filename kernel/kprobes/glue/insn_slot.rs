@@ -21,6 +21,7 @@ use kernel::bindings;
 use kernel::types::Opaque;
 
 use crate::insn_slot::{self, InsnCache, SlotState};
+use crate::report::{Message, Report, WarnSite};
 use crate::text::KSYM_NAME_LEN;
 
 /// A page descriptor, laid out as `kernel/kprobes.c`'s `struct kprobe_insn_page` (so a page
@@ -41,7 +42,6 @@ extern "C" {
     fn rkp_insn_page_alloc(c: *mut c_void, size: usize, insns: *mut *mut c_void) -> *mut c_void;
     fn rkp_insn_page_add(c: *mut c_void, list: *mut bindings::list_head, insns: *mut c_void);
     fn rkp_insn_page_remove(c: *mut c_void, list: *mut bindings::list_head, insns: *mut c_void);
-    fn rkp_warn_insn_slot_free();
 }
 
 /// A `struct kprobe_insn_cache`, used by reference: `&Cache` is the cache's own address, so
@@ -136,6 +136,15 @@ fn state(v: u8) -> SlotState {
     }
 }
 
+impl Report for Cache {
+    fn warn(&self, site: WarnSite) {
+        super::platform::warn(site);
+    }
+    fn message(&self, msg: Message) {
+        super::platform::message(msg);
+    }
+}
+
 impl InsnCache for Cache {
     type Page = Page;
 
@@ -144,8 +153,13 @@ impl InsnCache for Cache {
         self.page_size() / self.slot_bytes()
     }
     fn slot_bytes(&self) -> NonZeroUsize {
-        // SAFETY: the cache is live; `insn_size` is a constant set before first use, as in C
-        // a plain read (so both of a call's reads are one load).
+        // SAFETY: the cache is live (type invariant). `insn_size` is never written after
+        // init_kprobes(): `kprobe_insn_slots` has it statically, and `kprobe_optinsn_slots`
+        // gets it from `rkp_init_optinsn_slots()`, which `register::init_kprobes()` calls
+        // before `arch_init_kprobes()`: that arch hook (powerpc registers a probe in it) is the
+        // first point at which a probe can be prepared, and so a slot taken or freed, since
+        // nothing registers before the early_initcall init_kprobes(). So no write races this
+        // read, a plain one as in C (both of a call's reads are one load).
         let n = unsafe { (*self.ptr()).insn_size };
         // Never 0 for a real cache; 1 only keeps a zero from dividing.
         NonZeroUsize::new(n * core::mem::size_of::<bindings::kprobe_opcode_t>())
@@ -319,10 +333,8 @@ pub unsafe extern "C" fn __free_insn_slot(
 ) {
     // SAFETY: `# Safety`.
     if let Some(c) = unsafe { cache(c) } {
-        if !insn_slot::free_insn_slot(c, slot as usize, dirty != 0) {
-            // SAFETY: WARN_ON(1) only, as C on a slot no page holds or a double free.
-            unsafe { rkp_warn_insn_slot_free() };
-        }
+        // A slot no page holds, or a double free, WARNs (through the cache's `Report`).
+        let _ = insn_slot::free_insn_slot(c, slot as usize, dirty != 0);
     }
 }
 

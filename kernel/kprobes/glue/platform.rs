@@ -28,6 +28,7 @@ use super::list;
 use crate::arch::Arch;
 use crate::blacklist::BlacklistStore;
 use crate::errno::{from_c_ret, Result};
+use crate::report::{Message, Report, WarnSite};
 use crate::store::{KprobeState, OptQueue, ProbeStore, KPROBE_TABLE_SIZE};
 use crate::text::{FtraceOps, KernelText, Ksym, KSYM_NAME_LEN};
 
@@ -174,6 +175,72 @@ impl DerefMut for KprobeMutexGuard {
     }
 }
 
+// kprobes_helpers.c: one function per WARN site (each keeps its own once-flag), the messages,
+// the lockdep assertions (defined with CONFIG_LOCKDEP only) and the init steps.
+extern "C" {
+    fn rkp_warn___get_insn_slot();
+    fn rkp_warn___free_insn_slot();
+    fn rkp_warn_do_free_cleaned_kprobes();
+    fn rkp_warn_optimize_kprobe();
+    fn rkp_warn_reuse_unused_kprobe();
+    fn rkp_warn___disarm_kprobe_ftrace(unregister: bool, addr: usize, ret: core::ffi::c_int);
+    fn rkp_warn_warn_kprobe_rereg(kretprobe: bool);
+    fn rkp_warn___unregister_kprobe_top();
+    fn rkp_pr_populate_blacklist_failed(err: core::ffi::c_int);
+    fn rkp_pr_optimization(enabled: bool);
+    fn rkp_pr_globally(enabled: bool, errors: core::ffi::c_uint, total: core::ffi::c_uint);
+    #[cfg(CONFIG_LOCKDEP)]
+    fn rkp_lockdep_assert_kprobe_mutex_held();
+    #[cfg(CONFIG_LOCKDEP)]
+    fn rkp_lockdep_assert_text_mutex_held();
+    #[cfg(CONFIG_LOCKDEP)]
+    fn rkp_lockdep_assert_cpus_held();
+    fn rkp_init_kretprobe_blacklist();
+    fn rkp_init_optinsn_slots();
+}
+
+/// Emits C's WARN for `site` (a splat in the log, once per site where C warns once).
+pub(super) fn warn(site: WarnSite) {
+    // SAFETY: each helper only WARNs (and formats its two scalars); any context.
+    unsafe {
+        match site {
+            WarnSite::GetInsnSlot => rkp_warn___get_insn_slot(),
+            WarnSite::FreeInsnSlot => rkp_warn___free_insn_slot(),
+            WarnSite::DoFreeCleanedKprobes => rkp_warn_do_free_cleaned_kprobes(),
+            WarnSite::OptimizeKprobe => rkp_warn_optimize_kprobe(),
+            WarnSite::ReuseUnusedKprobe => rkp_warn_reuse_unused_kprobe(),
+            WarnSite::DisarmKprobeFtraceUnregister { err } => {
+                rkp_warn___disarm_kprobe_ftrace(true, 0, err)
+            }
+            WarnSite::DisarmKprobeFtraceFilter { addr, err } => {
+                rkp_warn___disarm_kprobe_ftrace(false, addr, err)
+            }
+            WarnSite::WarnKprobeRereg { kretprobe } => rkp_warn_warn_kprobe_rereg(kretprobe),
+            WarnSite::UnregisterKprobeTop => rkp_warn___unregister_kprobe_top(),
+        }
+    }
+}
+
+/// Logs C's `kprobes: ` message `msg`.
+pub(super) fn message(msg: Message) {
+    // SAFETY: each helper only formats its scalars into a printk; process context.
+    unsafe {
+        match msg {
+            Message::PopulateBlacklistFailed(err) => rkp_pr_populate_blacklist_failed(err),
+            Message::OptimizationEnabled => rkp_pr_optimization(true),
+            Message::OptimizationDisabled => rkp_pr_optimization(false),
+            Message::GloballyEnabled => rkp_pr_globally(true, 0, 0),
+            Message::GloballyEnabledPartly { errors, total } => {
+                rkp_pr_globally(true, errors, total)
+            }
+            Message::GloballyDisabled => rkp_pr_globally(false, 0, 0),
+            Message::GloballyDisabledPartly { errors, total } => {
+                rkp_pr_globally(false, errors, total)
+            }
+        }
+    }
+}
+
 /// The kernel platform (a unit type; all state lives in C statics and [`STATE`]).
 pub struct Kernel;
 
@@ -269,6 +336,44 @@ impl ProbeStore for Kernel {
             bindings::cpus_read_unlock()
         };
         r
+    }
+    fn cpus_read_locked<R>(&self, f: impl FnOnce() -> R) -> R {
+        #[cfg(CONFIG_HOTPLUG_CPU)]
+        // SAFETY: process context, the CPU hotplug lock not held yet.
+        unsafe {
+            bindings::cpus_read_lock()
+        };
+        let r = f();
+        #[cfg(CONFIG_HOTPLUG_CPU)]
+        // SAFETY: taken above.
+        unsafe {
+            bindings::cpus_read_unlock()
+        };
+        r
+    }
+    #[inline(always)]
+    fn assert_kprobe_mutex_held(&self) {
+        #[cfg(CONFIG_LOCKDEP)]
+        // SAFETY: only inspects lockdep's state of the current task.
+        unsafe {
+            rkp_lockdep_assert_kprobe_mutex_held()
+        };
+    }
+    #[inline(always)]
+    fn assert_text_mutex_held(&self) {
+        #[cfg(CONFIG_LOCKDEP)]
+        // SAFETY: as above.
+        unsafe {
+            rkp_lockdep_assert_text_mutex_held()
+        };
+    }
+    #[inline(always)]
+    fn assert_cpus_held(&self) {
+        #[cfg(CONFIG_LOCKDEP)]
+        // SAFETY: as above.
+        unsafe {
+            rkp_lockdep_assert_cpus_held()
+        };
     }
     fn synchronize_rcu(&self) {
         // SAFETY: process context, no RCU read-side section held.
@@ -603,13 +708,32 @@ impl Module {
 
     /// `within_module_mem_type()` (`addr - base < size`) for any of `types`: C's
     /// `within_module_init()` and `within_module_core()` loop over a class of them.
+    ///
+    /// The descriptors are read, never borrowed: `do_init_module()` clears those of the init
+    /// memory (`base`, `size`) while it frees it, with no lock the core holds, so a registration
+    /// or a notifier can read them during that write. C reads them plainly; here each field is
+    /// one volatile (`READ_ONCE()`) load, and no reference to the `struct module_memory` is
+    /// formed.
     #[cfg(CONFIG_MODULES)]
     fn within_mem(self, addr: usize, types: &[bindings::mod_mem_type]) -> bool {
+        let m = self.0.as_ptr();
         types.iter().any(|&t| {
-            // SAFETY: the module is pinned (type invariant), and its memory descriptors only
-            // change while it loads or unloads.
-            let mem = unsafe { &(*self.0.as_ptr()).mem[t as usize] };
-            addr.wrapping_sub(mem.base as usize) < mem.size as usize
+            let i = t as usize;
+            if i >= bindings::mod_mem_type_MOD_MEM_NUM_TYPES as usize {
+                return false;
+            }
+            // SAFETY: the module is pinned (type invariant), so its `mem` array is live; `i` is
+            // in bounds (checked above) and only the element's address is formed.
+            let mem = unsafe { addr_of!((*m).mem).cast::<bindings::module_memory>().add(i) };
+            // SAFETY: `mem` points into the live array; word-sized volatile loads of fields
+            // that may be rewritten concurrently (see above), as READ_ONCE().
+            let (base, size) = unsafe {
+                (
+                    ptr::read_volatile(addr_of!((*mem).base)) as usize,
+                    ptr::read_volatile(addr_of!((*mem).size)) as usize,
+                )
+            };
+            addr.wrapping_sub(base) < size
         })
     }
 }
@@ -868,6 +992,15 @@ impl KernelText for Kernel {
     }
 }
 
+impl Report for Kernel {
+    fn warn(&self, site: WarnSite) {
+        warn(site);
+    }
+    fn message(&self, msg: Message) {
+        message(msg);
+    }
+}
+
 impl BlacklistStore for Kernel {
     fn blacklist_add_tail(&self, start: usize, end: usize) -> Result {
         // SAFETY: allocation and list insertion under kprobe_mutex or at init.
@@ -1119,6 +1252,15 @@ impl Arch for Kernel {
         // The C arch code adds its areas through the exported kprobe_add_area_blacklist().
         // SAFETY: called once at init.
         from_c_ret(unsafe { bindings::arch_populate_kprobe_blacklist() })
+    }
+    fn init_kretprobe_blacklist(&self) {
+        // SAFETY: called once from init_kprobes(), before anything reads the blacklist.
+        unsafe { rkp_init_kretprobe_blacklist() };
+    }
+    fn init_optinsn_slots(&self) {
+        // SAFETY: called once from init_kprobes(), before arch_init_kprobes() and so before
+        // any slot of the cache is taken.
+        unsafe { rkp_init_optinsn_slots() };
     }
     fn in_kretprobe_blacklist(&self, addr: usize) -> bool {
         let mut i = 0;

@@ -17,6 +17,11 @@ use super::kretprobe::Krp;
 use super::percpu::{set_current_kprobe, set_kprobe_status};
 use crate::errno::{Errno, Result, MAX_ERRNO};
 
+extern "C" {
+    /// `WARN_ON_ONCE()` of `kretprobe_rethook_handler()` (kprobes_helpers.c, `__kprobes`).
+    fn rkp_warn_kretprobe_rethook_handler();
+}
+
 /// An instance is its rethook node (the first member of `struct kretprobe_instance`).
 pub type Instance = NonNull<bindings::rethook_node>;
 
@@ -113,8 +118,10 @@ nokprobe! {
         regs: *mut bindings::pt_regs,
     ) {
         let rp = data.cast::<bindings::kretprobe>();
-        // C WARNs once on NULL data (a broken rethook).
+        // NULL data means the rethook is broken: WARN once, as C.
         if rp.is_null() {
+            // SAFETY: WARN_ON_ONCE(1) only; the helper is unprobeable, as this handler.
+            unsafe { rkp_warn_kretprobe_rethook_handler() };
             return;
         }
         // SAFETY: `data` is the kretprobe this rethook was allocated for, alive while the rethook

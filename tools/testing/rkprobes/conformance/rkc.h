@@ -37,6 +37,12 @@
 /* 8-byte NOP (nopl 0x0(%rax,%rax,1)): a site that can be copied, boosted and optimized. */
 #define RKC_NOP8_ASM	".byte 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00\n\t"
 
+/* A 2-byte NOP (xchg %ax,%ax) and two 8-byte NOPs (rkc_f_optblock). */
+#define RKC_OPTBLOCK_ASM	".byte 0x66, 0x90\n\t" RKC_NOP8_ASM RKC_NOP8_ASM
+
+/* Where rkc_f_bl_inner's _kprobe_blacklist entry points: not a symbol start. */
+#define RKC_BL_INSIDE	0x20
+
 /* rkc_sites.c: the probed functions; notrace ones are int3 sites, the others ftrace sites. */
 int rkc_f_plain(int a);
 int rkc_f_plain2(int a);
@@ -61,9 +67,14 @@ int rkc_f_batch3(int a);
 int rkc_f_nokprobe(int a);
 int rkc_f_kprobes_text(int a);
 int rkc_f_warn(int a);
+int rkc_f_optblock(int a);
+int rkc_f_bl_inner(int a);
+int rkc_f_bl_next(int a);
 
 /* Offset of the first 8-byte NOP in @fn, or -1. */
 int rkc_nop8_offset(void *fn);
+/* Offset of the 2-byte NOP that starts RKC_OPTBLOCK_ASM in @fn, or -1. */
+int rkc_optblock_offset(void *fn);
 /* Address of the ud2 of the WARN in rkc_f_warn() from this module's bug table, or NULL. */
 void *rkc_warn_site(void);
 

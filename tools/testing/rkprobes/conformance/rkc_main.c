@@ -79,7 +79,23 @@
  *	probeable again.
  * rkc_kprobe_events - tracefs p: and r: kprobe events: defined (list shows
  *	[DISABLED]), enabled, fired with their fetch args, removed.
+ * rkc_optprobe_blocked_retry - upstream fix f76d1c41b609 (in both cores): an
+ *	optimized probe B, a probe P under B's jump (B goes back to int3 and is
+ *	blocked, P is optimized), P unregistered: B is optimized again once the
+ *	optimizer frees P (6.12 left B an int3 for good).
+ * rkc_blacklist_inside_symbol - the blacklist fix posted in April 2026 (in
+ *	both cores): this module's _kprobe_blacklist entry inside rkc_f_bl_inner
+ *	adds no range (6.12 added one running into rkc_f_bl_next, which it then
+ *	refused).
+ *
+ * scripts/rkprobes test also compares what the kernel log says during each
+ * case (the lines between two KTAP results): the `kprobes: ` lines, and WARN
+ * splats reduced to the kernel/kprobes.c function that holds the WARN.
+ * rkc_reregister provokes warn_kprobe_rereg()'s WARN_ON_ONCE (the same
+ * struct registered twice by address), rkc_enabled and rkc_optimized the
+ * messages of kprobes/enabled and of the optimization sysctl.
  */
+#include <linux/delay.h>
 #include <linux/kallsyms.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
@@ -1077,6 +1093,111 @@ static void rkc_optimized(struct kunit *test)
 	RKC_LIST(test, "unregistered.list", addr, "");
 }
 
+/* ------------------------------------------------------------------ */
+/* Upstream fixes after 6.12, applied to both cores. */
+
+static u8 rkc_text_byte(const void *addr)
+{
+	return READ_ONCE(*(const u8 *)addr);
+}
+
+/* Wait up to @secs seconds until the byte at @addr is @val (an x86 jmp: optimized). */
+static bool rkc_wait_byte(const void *addr, u8 val, unsigned int secs)
+{
+	unsigned int i;
+
+	for (i = 0; i <= secs * 10; i++) {
+		if (rkc_text_byte(addr) == val)
+			return true;
+		msleep(100);
+	}
+	return false;
+}
+
+static void rkc_optimizer_off(void *test)
+{
+	rkc_write(test, RKC_OPT_SYSCTL, "0");
+}
+
+static void rkc_optprobe_blocked_retry(struct kunit *test)
+{
+	int off = rkc_optblock_offset(rkc_f_optblock);
+	struct rkc_kp *b, *p;
+	void *addr;
+
+	if (!IS_ENABLED(CONFIG_OPTPROBES))
+		kunit_skip(test, "CONFIG_OPTPROBES is off: no optprobe to block");
+	KUNIT_ASSERT_GE_MSG(test, off, 0, "no optblock site in rkc_f_optblock");
+	addr = (void *)rkc_f_optblock + off;
+	RKC_EXPECT_INT(test, "sysctl_1.write", rkc_write(test, RKC_OPT_SYSCTL, "1"), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rkc_optimizer_off, test), 0);
+
+	b = rkc_kp_new(test, NULL, addr, 0, false);
+	RKC_EXPECT_INT(test, "b.register", rkc_reg_kp(test, &b->kp), 0);
+	RKC_EXPECT_INT(test, "b.optimized_within_30s", rkc_wait_byte(addr, 0xe9, 30), 1);
+
+	/* Under b's jump: b goes back to a breakpoint at once, p is optimized. */
+	p = rkc_kp_new(test, NULL, addr + 2, 0, false);
+	RKC_EXPECT_INT(test, "p.register", rkc_reg_kp(test, &p->kp), 0);
+	RKC_EXPECT_INT(test, "p.b_byte", rkc_text_byte(addr), 0xcc);
+	RKC_EXPECT_INT(test, "p.optimized_within_30s", rkc_wait_byte(addr + 2, 0xe9, 30), 1);
+	RKC_EXPECT_INT(test, "p.b_still_blocked", rkc_text_byte(addr), 0xcc);
+	rkc_f_optblock(1);
+	RKC_EXPECT_INT(test, "p.hits", b->pre * 10 + p->pre, 11);
+
+	/* p queued for unoptimizing, then freed by the optimizer: b is retried. */
+	rkc_unreg_kp(test, &p->kp);
+	RKC_EXPECT_INT(test, "p_gone.b_optimized_within_30s", rkc_wait_byte(addr, 0xe9, 30), 1);
+	RKC_LIST(test, "p_gone.b_list", addr,
+		 rkc_list_line(test, "k", "rkc_f_optblock", off, RKC_MOD, "[OPTIMIZED]"));
+	RKC_LIST(test, "p_gone.p_list", addr + 2, "");
+	rkc_f_optblock(1);
+	RKC_EXPECT_INT(test, "p_gone.hits", b->pre, 2);
+	rkc_unreg_kp(test, &b->kp);
+	RKC_LIST(test, "unregistered.list", addr, "");
+}
+
+/* The size of @fn's symbol, from "name+0x0/0x<size> [mod]"; 0 if not found. */
+static unsigned long rkc_sym_size(void *fn)
+{
+	char buf[KSYM_SYMBOL_LEN];
+	unsigned long size;
+	char *slash;
+
+	sprint_symbol(buf, (unsigned long)fn);
+	slash = strchr(buf, '/');
+	if (!slash || sscanf(slash + 1, "%lx", &size) != 1)
+		return 0;
+	return size;
+}
+
+static void rkc_blacklist_inside_symbol(struct kunit *test)
+{
+	unsigned long inner = (unsigned long)rkc_f_bl_inner;
+	unsigned long next = (unsigned long)rkc_f_bl_next;
+	unsigned long size = rkc_sym_size(rkc_f_bl_inner);
+	struct rkc_kp *a, *n;
+
+	/* The range 6.12 added must cover rkc_f_bl_next, or this case proves nothing. */
+	KUNIT_ASSERT_GT(test, size, (unsigned long)RKC_BL_INSIDE);
+	KUNIT_ASSERT_TRUE_MSG(test, next >= inner + RKC_BL_INSIDE &&
+			      next + rkc_entry_off(rkc_f_bl_next) < inner + RKC_BL_INSIDE + size,
+			      "rkc_f_bl_next is not right after rkc_f_bl_inner");
+	/* grep, not rkc_file_sym(): the file is longer than the output buffer. */
+	RKC_EXPECT_STR(test, "blacklist_lines",
+		       strim(rkc_sh_out(test, "grep -c rkc_f_bl_ " RKC_KP_DIR "/blacklist || true")),
+		       "0");
+	a = rkc_kp_new(test, "rkc_f_bl_inner", NULL, 0, false);
+	RKC_EXPECT_INT(test, "inner.register", rkc_reg_kp(test, &a->kp), 0);
+	n = rkc_kp_new(test, "rkc_f_bl_next", NULL, 0, false);
+	RKC_EXPECT_INT(test, "next.register", rkc_reg_kp(test, &n->kp), 0);
+	rkc_f_bl_inner(1);
+	rkc_f_bl_next(1);
+	RKC_EXPECT_INT(test, "hits", a->pre * 10 + n->pre, 11);
+	rkc_unreg_kp(test, &n->kp);
+	rkc_unreg_kp(test, &a->kp);
+}
+
 static void rkc_enabled_restore(void *test)
 {
 	rkc_sh(NULL, "echo 1 > " RKC_KP_DIR "/enabled");
@@ -1454,6 +1575,8 @@ static struct kunit_case rkc_cases[] = {
 	KUNIT_CASE(rkc_module_gone),
 	KUNIT_CASE(rkc_kprobe_events),
 	KUNIT_CASE(rkc_core_traceable),
+	KUNIT_CASE(rkc_optprobe_blocked_retry),
+	KUNIT_CASE(rkc_blacklist_inside_symbol),
 	/* Last: if a core crashes here, every other case has reported already. */
 	KUNIT_CASE(rkc_unregister_unregistered_kretprobe),
 	{}

@@ -113,6 +113,36 @@ noinline notrace int rkc_f_batch3(int a)
 	return rkc_body(a);
 }
 
+/*
+ * A 2-byte NOP, then two 8-byte NOPs: an optprobe on the first copies 10
+ * bytes, so a probe on the second lies under its jump (and blocks it).
+ */
+noinline notrace int rkc_f_optblock(int a)
+{
+	asm volatile(RKC_OPTBLOCK_ASM ::: "memory");
+	return a + 1;
+}
+
+/*
+ * rkc_f_bl_inner has a _kprobe_blacklist entry RKC_BL_INSIDE bytes into it,
+ * not at a symbol start; 6.12 blacklisted [entry, entry + its size), which
+ * runs into rkc_f_bl_next, placed right after it.
+ */
+noinline notrace int rkc_f_bl_inner(int a)
+{
+	asm volatile(RKC_NOP8_ASM RKC_NOP8_ASM RKC_NOP8_ASM RKC_NOP8_ASM RKC_NOP8_ASM
+		     RKC_NOP8_ASM ::: "memory");
+	return a + 1;
+}
+
+noinline notrace int rkc_f_bl_next(int a)
+{
+	return rkc_body(a);
+}
+
+static unsigned long __used __section("_kprobe_blacklist") rkc_kbl_inside =
+	(unsigned long)rkc_f_bl_inner + RKC_BL_INSIDE;
+
 /* A kprobe_events caller of its own, so the r: event's "caller+off" is stable. */
 noinline notrace int rkc_event_caller(int a)
 {
@@ -161,6 +191,18 @@ int rkc_nop8_offset(void *fn)
 
 	for (off = 0; off < 64; off++)
 		if (!memcmp((u8 *)fn + off, rkc_nop8, sizeof(rkc_nop8)))
+			return off;
+	return -1;
+}
+
+static const u8 rkc_optblock[] = { 0x66, 0x90, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00 };
+
+int rkc_optblock_offset(void *fn)
+{
+	int off;
+
+	for (off = 0; off < 64; off++)
+		if (!memcmp((u8 *)fn + off, rkc_optblock, sizeof(rkc_optblock)))
 			return off;
 	return -1;
 }

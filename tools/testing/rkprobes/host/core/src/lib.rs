@@ -30,6 +30,8 @@ pub mod kretprobe;
 pub mod optimizer;
 #[path = "../../../../../../kernel/kprobes/register.rs"]
 pub mod register;
+#[path = "../../../../../../kernel/kprobes/report.rs"]
+pub mod report;
 #[path = "../../../../../../kernel/kprobes/store.rs"]
 pub mod store;
 #[path = "../../../../../../kernel/kprobes/table.rs"]

@@ -52,14 +52,21 @@ fn ksym_and_area_rules() {
         Err(Errno::EINVAL),
         "no symbol"
     );
-    assert_eq!(kprobe_add_ksym_blacklist(&s, s.sym("func_b") + 8), Ok(0x40));
+    // Not a symbol start (the upstream fix of April 2026): nothing is added, and a walk moves
+    // on to the next symbol. 6.12 added [func_b+8, func_b+0x48), past func_b's end into func_c.
+    let before = entries(&s).len();
+    assert_eq!(kprobe_add_ksym_blacklist(&s, s.sym("func_b") + 8), Ok(0x38));
+    assert_eq!(entries(&s).len(), before);
+    assert!(!within_kprobe_blacklist(&s, s.sym("func_c") + 4));
+    assert!(!within_kprobe_blacklist(&s, s.sym("func_b") + 8));
+    assert_eq!(kprobe_add_ksym_blacklist(&s, s.sym("func_b")), Ok(0x40));
     assert_eq!(
         entries(&s).last(),
-        Some(&(s.sym("func_b") + 8, s.sym("func_b") + 0x48))
+        Some(&(s.sym("func_b"), s.sym("func_b") + 0x40))
     );
-    // An area walk steps symbol by symbol from where it starts.
+    // An area walk steps symbol by symbol; one that starts inside a symbol skips its rest.
     let before = entries(&s).len();
-    kprobe_add_area_blacklist(&s, s.sym("func_e"), s.sym("func_g")).unwrap();
+    kprobe_add_area_blacklist(&s, s.sym("func_e") - 0x20, s.sym("func_g")).unwrap();
     let added = &entries(&s)[before..];
     assert_eq!(added, &[(0x1100, 0x1140), (0x1140, 0x1180)]);
     assert_eq!(
@@ -80,7 +87,7 @@ fn module_areas_follow_coming_and_going() {
     let bl = [MOD_CORE.0];
     let areas = ModuleAreas {
         kprobe_blacklist: &bl,
-        kprobes_text: (MOD_CORE.0 + 0x40, 0x40),
+        kprobes_text: (MOD_CORE.0, 0x80),
         noinstr_text: (0, 0x1000),
     };
     let n = entries(&s).len();

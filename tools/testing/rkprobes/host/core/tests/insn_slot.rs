@@ -11,6 +11,7 @@ use proptest::prelude::*;
 use rkprobes_core::insn_slot::{
     cache_get_kallsym, free_insn_slot, get_insn_slot, is_insn_slot_addr, InsnCache, SlotState,
 };
+use rkprobes_core::report::{Message, Report, WarnSite};
 
 const PAGE: usize = 4096;
 
@@ -35,6 +36,7 @@ struct SimCache {
     locked: Cell<bool>,
     alloc_fails: Cell<bool>,
     freed_pages: Cell<usize>,
+    warns: RefCell<Vec<WarnSite>>,
 }
 
 impl SimCache {
@@ -48,13 +50,26 @@ impl SimCache {
             locked: Cell::new(false),
             alloc_fails: Cell::new(false),
             freed_pages: Cell::new(0),
+            warns: RefCell::new(Vec::new()),
         }
+    }
+    fn take_warns(&self) -> Vec<WarnSite> {
+        std::mem::take(&mut self.warns.borrow_mut())
     }
     fn locked(&self) {
         assert!(self.locked.get(), "cache mutated without c->mutex");
     }
     fn linked_pages(&self) -> usize {
         self.order.borrow().len()
+    }
+}
+
+impl Report for SimCache {
+    fn warn(&self, site: WarnSite) {
+        self.warns.borrow_mut().push(site);
+    }
+    fn message(&self, msg: Message) {
+        panic!("an instruction cache logs no message ({msg:?})");
     }
 }
 
@@ -176,10 +191,12 @@ fn slots_fill_pages_and_pages_are_reclaimed() {
         assert!(free_insn_slot(&c, s, false));
     }
     assert_eq!(c.linked_pages(), 1, "the last page is kept");
+    assert!(c.take_warns().is_empty());
     assert!(
         !free_insn_slot(&c, slots[0], false),
         "double free is reported"
     );
+    assert_eq!(c.take_warns(), [WarnSite::FreeInsnSlot], "and WARNs, as C");
     c.alloc_fails.set(true);
     assert!(
         get_insn_slot(&c).is_some(),
@@ -197,6 +214,11 @@ fn bad_frees_change_nothing() {
     // page holds it (a signed division would give slot 0 and free `a`).
     assert!(!free_insn_slot(&c, a - 8, false));
     assert!(!free_insn_slot(&c, a - 1, true));
+    assert_eq!(
+        c.take_warns(),
+        [WarnSite::FreeInsnSlot; 2],
+        "each WARNs, as C"
+    );
     assert_eq!(nused(&c), 2);
     assert!(free_insn_slot(&c, b, true));
     assert_eq!(
@@ -208,9 +230,11 @@ fn bad_frees_change_nothing() {
     for (s, dirty) in [(b, false), (b, true), (a + 32, false), (a + 32, true)] {
         assert!(!free_insn_slot(&c, s, dirty));
     }
+    assert_eq!(c.take_warns(), [WarnSite::FreeInsnSlot; 4]);
     assert_eq!((nused(&c), c.nr_garbage()), (2, 1));
     assert!(free_insn_slot(&c, a, false));
     assert_eq!(nused(&c), 1);
+    assert!(c.take_warns().is_empty(), "a good free does not WARN");
 }
 
 #[test]

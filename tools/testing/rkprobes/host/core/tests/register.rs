@@ -13,6 +13,7 @@ use rkprobes_core::register::{
     kprobe_on_func_entry, kprobes_module_callback, register_kprobe, register_kprobes,
     unregister_kprobe, unregister_kprobes, ModuleEvent,
 };
+use rkprobes_core::report::{Message, WarnSite};
 use rkprobes_core::store::{
     ProbeStore, KPROBE_FLAG_DISABLED, KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE,
     KPROBE_FLAG_ON_FUNC_ENTRY, KPROBE_FLAG_OPTIMIZED,
@@ -470,7 +471,7 @@ fn module_live_kills_only_init_probes_and_blacklist_follows_events() {
     let p = probe(&s, "mod_init_fn", 0);
     let q = probe(&s, "mod_fn", 0);
     register_kprobes(&s, &[p, q]).unwrap();
-    let bl = [MOD_CORE.0 + 0x40];
+    let bl = [MOD_CORE.0];
     let areas = ModuleAreas {
         kprobe_blacklist: &bl,
         ..Default::default()
@@ -641,5 +642,128 @@ fn revived_from_freeing_list_survives_global_disarm_upstream_bug() {
         s.text_at(addr),
         INT3,
         "upstream leaves this breakpoint armed"
+    );
+}
+
+#[test]
+fn double_registration_warns_once_per_attempt() {
+    let s = Plain::new();
+    // By address: by name, the address written back makes a second call fail earlier, in
+    // _kprobe_addr() (both set), without a WARN, as in C.
+    let p = probe_at(&s, s.sym("func_a"));
+    register_kprobe(&s, p).unwrap();
+    assert!(
+        s.take_warns().is_empty(),
+        "a first registration does not WARN"
+    );
+    assert_eq!(register_kprobe(&s, p), Err(Errno::EINVAL));
+    assert_eq!(
+        s.take_warns(),
+        [WarnSite::WarnKprobeRereg { kretprobe: false }]
+    );
+    let by_name = probe(&s, "func_b", 0);
+    register_kprobe(&s, by_name).unwrap();
+    assert_eq!(register_kprobe(&s, by_name), Err(Errno::EINVAL));
+    assert!(s.take_warns().is_empty());
+    unregister_kprobe(&s, by_name);
+    // A child of an aggregate is registered too.
+    let q = probe_at(&s, s.sym("func_a"));
+    register_kprobe(&s, q).unwrap();
+    assert_eq!(register_kprobe(&s, q), Err(Errno::EINVAL));
+    assert_eq!(
+        s.take_warns(),
+        [WarnSite::WarnKprobeRereg { kretprobe: false }]
+    );
+    unregister_kprobes(&s, &[p, q]);
+    assert!(s.take_warns().is_empty());
+    assert!(s.text_pristine());
+}
+
+#[test]
+fn messages_as_c_logs_them() {
+    use rkprobes_core::optimizer::kprobes_optimization_sysctl;
+    let s = Opt::new();
+    assert_eq!(
+        s.take_messages(),
+        [Message::OptimizationEnabled],
+        "the boot message of init_optprobes()"
+    );
+    assert!(kprobes_optimization_sysctl(&s, false));
+    assert!(!kprobes_optimization_sysctl(&s, false));
+    assert!(kprobes_optimization_sysctl(&s, true));
+    assert_eq!(
+        s.take_messages(),
+        [Message::OptimizationDisabled, Message::OptimizationEnabled],
+        "only a change is logged"
+    );
+    disarm_all_kprobes(&s);
+    disarm_all_kprobes(&s);
+    arm_all_kprobes(&s);
+    assert_eq!(
+        s.take_messages(),
+        [Message::GloballyDisabled, Message::GloballyEnabled]
+    );
+    assert!(
+        Plain::new().take_messages().is_empty(),
+        "no optprobes, no message"
+    );
+    assert!(s.take_warns().is_empty());
+}
+
+#[test]
+fn blocked_optprobe_is_retried_when_its_blocker_is_freed() {
+    // Upstream fix f76d1c41b609, applied to both cores. `b` is optimized; `p` under b's jump
+    // forces it back to a breakpoint and blocks it (the arch check refuses a jump over another
+    // probe); `p` itself gets optimized. Unregistering the optimized `p` queues it for
+    // unoptimizing, so __disarm_kprobe() does not re-optimize `b`: 6.12 never does.
+    let s = Opt::new();
+    let addr = s.sym("func_e");
+    let b = probe(&s, "func_e", 0);
+    register_kprobe(&s, b).unwrap();
+    s.run_optimizer();
+    assert_eq!(s.text_at(addr), JMP);
+    s.set_optimizable(addr + 1);
+    let p = probe_at(&s, addr + 1);
+    register_kprobe(&s, p).unwrap();
+    assert_eq!(
+        s.text_at(addr),
+        INT3,
+        "b unoptimized by a probe under its jump"
+    );
+    s.run_optimizer();
+    assert_eq!(s.text_at(addr + 1), JMP, "p is optimized");
+    assert_eq!(s.text_at(addr), INT3, "b is blocked by p");
+    unregister_kprobe(&s, p);
+    let pa = get_kprobe(&s, addr + 1).unwrap();
+    assert_eq!(
+        s.is_on_queue(pa),
+        Some(rkprobes_core::store::OptQueue::Unoptimizing)
+    );
+    s.run_optimizer();
+    assert_eq!(get_kprobe(&s, addr + 1), None, "p's aggregate freed");
+    assert_eq!(s.live_aggregates(), 1);
+    let ba = get_kprobe(&s, addr).unwrap();
+    assert_eq!(
+        s.is_on_queue(ba),
+        Some(rkprobes_core::store::OptQueue::Optimizing),
+        "b retried when p's aggregate was freed"
+    );
+    s.run_optimizer();
+    assert_eq!(s.text_at(addr), JMP, "b optimized again");
+    assert!(s.jump_installed(ba));
+    unregister_kprobe(&s, b);
+    s.run_optimizer();
+    assert!(s.text_pristine());
+    assert_eq!(s.live_aggregates(), 0);
+    assert!(s.take_warns().is_empty());
+}
+
+#[test]
+fn init_runs_in_c_order() {
+    let s = Plain::new();
+    assert_eq!(
+        s.init_steps(),
+        ["kretprobe_blacklist", "optinsn_slots", "arch_init_kprobes"],
+        "init_kprobes(): blacklists, armed state and slot size before arch_init_kprobes()"
     );
 }

@@ -19,6 +19,7 @@ use std::ops::ControlFlow;
 use rkprobes_core::arch::Arch;
 use rkprobes_core::blacklist::BlacklistStore;
 use rkprobes_core::errno::{Errno, Result};
+use rkprobes_core::report::{Message, Report, WarnSite};
 use rkprobes_core::store::{flags_disabled, KprobeState, OptQueue, ProbeStore, KPROBE_TABLE_SIZE};
 use rkprobes_core::table;
 use rkprobes_core::text::{FtraceOps, KernelText, Ksym};
@@ -192,6 +193,9 @@ struct Inner {
     optimizable: BTreeSet<usize>,
     rcu_syncs: u64,
     kicks: u64,
+    warns: Vec<WarnSite>,
+    messages: Vec<Message>,
+    init_steps: Vec<&'static str>,
 }
 
 /// The simulated platform; `OPT` selects CONFIG_OPTPROBES, `FTRACE` CONFIG_KPROBES_ON_FTRACE.
@@ -200,6 +204,7 @@ pub struct Sim<const OPT: bool, const FTRACE: bool> {
     state: RefCell<KprobeState>,
     text_depth: Cell<u32>,
     jump_label_depth: Cell<u32>,
+    cpus_depth: Cell<u32>,
 }
 
 fn qidx(q: OptQueue) -> usize {
@@ -378,18 +383,40 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
                 optimizable,
                 rcu_syncs: 0,
                 kicks: 0,
+                warns: Vec::new(),
+                messages: Vec::new(),
+                init_steps: Vec::new(),
             }),
             state: RefCell::new(KprobeState::new()),
             text_depth: Cell::new(0),
             jump_label_depth: Cell::new(0),
+            cpus_depth: Cell::new(0),
         };
-        let (bl, arch) = rkprobes_core::register::init_kprobes(&sim, []);
-        bl.expect("populate blacklist");
-        arch.expect("arch init");
+        rkprobes_core::register::init_kprobes(&sim, []).expect("arch init");
         if OPT {
             rkprobes_core::optimizer::optimize_all_kprobes(&sim);
         }
         sim
+    }
+
+    /// The WARNs reported since the last call, in order.
+    pub fn take_warns(&self) -> Vec<WarnSite> {
+        std::mem::take(&mut self.inner().warns)
+    }
+
+    /// The `kprobes: ` messages reported since the last call (boot messages included), in order.
+    pub fn take_messages(&self) -> Vec<Message> {
+        std::mem::take(&mut self.inner().messages)
+    }
+
+    /// The init steps the core ran, in order (`init_kprobes()`).
+    pub fn init_steps(&self) -> Vec<&'static str> {
+        self.inner().init_steps.clone()
+    }
+
+    /// Lets the arch prepare a detour at `addr` (an instruction start).
+    pub fn set_optimizable(&self, addr: usize) {
+        self.inner().optimizable.insert(addr);
     }
 
     fn inner(&self) -> RefMut<'_, Inner> {
@@ -773,6 +800,15 @@ impl<const OPT: bool, const FTRACE: bool> Default for Sim<OPT, FTRACE> {
     }
 }
 
+impl<const OPT: bool, const FTRACE: bool> Report for Sim<OPT, FTRACE> {
+    fn warn(&self, site: WarnSite) {
+        self.inner().warns.push(site);
+    }
+    fn message(&self, msg: Message) {
+        self.inner().messages.push(msg);
+    }
+}
+
 impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
     type Probe = Pid;
     type Regs = ();
@@ -783,7 +819,24 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
             .try_borrow_mut()
             .expect("kprobe_mutex taken recursively (deadlock)")
     }
+    fn cpus_read_locked<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.cpus_depth.set(self.cpus_depth.get() + 1);
+        let r = f();
+        self.cpus_depth.set(self.cpus_depth.get() - 1);
+        r
+    }
+    fn assert_kprobe_mutex_held(&self) {
+        assert!(self.mutex_held(), "kprobe_mutex not held");
+    }
+    fn assert_text_mutex_held(&self) {
+        self.assert_text_locked("lockdep_assert_held(&text_mutex)");
+    }
+    fn assert_cpus_held(&self) {
+        assert!(self.cpus_depth.get() > 0, "cpus_read_lock not held");
+    }
     fn text_locked<R>(&self, jump_label: bool, f: impl FnOnce() -> R) -> R {
+        // cpus_read_lock(), then (jump_label_lock() and) text_mutex.
+        self.cpus_depth.set(self.cpus_depth.get() + 1);
         self.text_depth.set(self.text_depth.get() + 1);
         if jump_label {
             self.jump_label_depth.set(self.jump_label_depth.get() + 1);
@@ -793,6 +846,7 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
             self.jump_label_depth.set(self.jump_label_depth.get() - 1);
         }
         self.text_depth.set(self.text_depth.get() - 1);
+        self.cpus_depth.set(self.cpus_depth.get() - 1);
         r
     }
     fn synchronize_rcu(&self) {
@@ -1251,7 +1305,17 @@ impl<const OPT: bool, const FTRACE: bool> Arch for Sim<OPT, FTRACE> {
         false
     }
     fn init_kprobes(&self) -> Result {
+        // Last: the arch init may register probes (init_runs_in_c_order checks the order).
+        self.inner().init_steps.push("arch_init_kprobes");
         Ok(())
+    }
+    fn init_kretprobe_blacklist(&self) {
+        let populated = !self.inner().blacklist.is_empty();
+        assert!(populated, "the blacklist is populated first");
+        self.inner().init_steps.push("kretprobe_blacklist");
+    }
+    fn init_optinsn_slots(&self) {
+        self.inner().init_steps.push("optinsn_slots");
     }
 
     fn prepared_optinsn(&self, ap: Pid) -> bool {
