@@ -1,23 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The per-architecture layer as seen by the core: one trait, one doc line per method.
+//! The per-architecture layer as seen by the core: the hooks an arch implements, and the
+//! compile-time choice of the arch.
 //!
-//! Constraints: `no_std`, no allocation, does not name the `kernel` crate. The arch is chosen at
-//! compile time (a `cfg`-selected implementation, never `dyn`). Required methods are C's required
-//! `arch_*` hooks; default methods are C's `__weak` defaults and header no-op macros, so an arch
-//! overrides exactly what it overrides in C. The first implementation in the kernel is the
-//! `CArch` bridge calling upstream's C arch code; native Rust arches implement the same trait
-//! without touching the core. Locking contract (`UPSTREAM-CONTRACT.md` 7.4.12): prepare, arm and
-//! disarm run under `text_mutex` and `cpus_read_lock`; the optprobe hooks also under
-//! `kprobe_mutex`.
+//! Constraints: `no_std`, no allocation, does not name the `kernel` crate. The arch is a type
+//! chosen at compile time (by `cfg` in the kernel, never `dyn`), separate from the probe storage
+//! it acts on: [`ArchHooks<S>`] is implemented by an arch type over any [`Storage`] `S`, and the
+//! storage names its arch in [`Arch::Hooks`]. Required hooks are C's required `arch_*` hooks;
+//! defaulted ones are C's `__weak` defaults and header no-op macros, so an arch overrides exactly
+//! what it overrides in C. In the kernel the arch is either `CArch`, the bridge calling
+//! upstream's C arch code, or a native Rust arch (`CONFIG_KPROBES_RUST_ARCH`); the host tests use
+//! a simulated one. Locking contract (`UPSTREAM-CONTRACT.md` 7.4.12): prepare, arm and disarm
+//! run under `text_mutex` and `cpus_read_lock`; the optprobe hooks also under `kprobe_mutex`.
 
 use super::errno::{Errno, Result};
 use super::report::Report;
 use super::store::ProbeStore;
 use super::text::KernelText;
 
-/// The architecture hooks of kprobes (`arch_*` in C).
-pub trait Arch: ProbeStore + KernelText + Report {
+/// Probe storage, kernel services and the kernel log: what the core and the arch hooks act on.
+pub trait Storage: ProbeStore + KernelText + Report {}
+
+impl<T: ProbeStore + KernelText + Report> Storage for T {}
+
+/// The architecture hooks of kprobes (`arch_*` in C), implemented by an arch type over the
+/// storage `S` its probes live in.
+pub trait ArchHooks<S: Storage> {
     /// `CONFIG_OPTPROBES`: aggregates are `optimized_kprobe`s and the optimizer runs.
     const OPTPROBES: bool;
     /// `CONFIG_KPROBES_ON_FTRACE`: probes on ftrace sites are armed through ftrace.
@@ -28,65 +36,206 @@ pub trait Arch: ProbeStore + KernelText + Report {
     const MAX_OPTIMIZED_LENGTH: usize;
 
     /// `arch_prepare_kprobe()`: validate the instruction, get a slot, fill `opcode`/`ainsn`.
-    fn prepare_kprobe(&self, p: Self::Probe) -> Result;
+    fn prepare_kprobe(s: &S, p: S::Probe) -> Result;
     /// `arch_arm_kprobe()`: write the breakpoint.
-    fn arm_kprobe(&self, p: Self::Probe);
+    fn arm_kprobe(s: &S, p: S::Probe);
     /// `arch_disarm_kprobe()`: restore the original instruction.
-    fn disarm_kprobe(&self, p: Self::Probe);
+    fn disarm_kprobe(s: &S, p: S::Probe);
     /// `arch_remove_kprobe()`: release the slot.
-    fn remove_kprobe(&self, p: Self::Probe);
+    fn remove_kprobe(s: &S, p: S::Probe);
     /// `arch_trampoline_kprobe()`: never disarmed globally (powerpc's rethook trampoline).
-    fn trampoline_kprobe(&self, p: Self::Probe) -> bool;
+    fn trampoline_kprobe(s: &S, p: S::Probe) -> bool;
     /// `arch_init_kprobes()`: may itself register probes.
-    fn init_kprobes(&self) -> Result;
+    fn init_kprobes(s: &S) -> Result;
 
     /// `arch_prepared_optinsn(&op->optinsn)`: a detour buffer is ready.
-    fn prepared_optinsn(&self, ap: Self::Probe) -> bool;
+    fn prepared_optinsn(s: &S, ap: S::Probe) -> bool;
     /// `arch_check_optimized_kprobe(op)`: no other probe inside the jump range.
-    fn check_optimized_kprobe(&self, ap: Self::Probe) -> Result;
+    fn check_optimized_kprobe(s: &S, ap: S::Probe) -> Result;
     /// `arch_prepare_optimized_kprobe(op, orig)`: build the detour (result is ignored, as in C).
-    fn prepare_optimized_kprobe(&self, ap: Self::Probe, orig: Self::Probe);
+    fn prepare_optimized_kprobe(s: &S, ap: S::Probe, orig: S::Probe);
     /// `arch_remove_optimized_kprobe(op)`: free the detour buffer.
-    fn remove_optimized_kprobe(&self, ap: Self::Probe);
+    fn remove_optimized_kprobe(s: &S, ap: S::Probe);
     /// `arch_optimize_kprobes(&optimizing_list)`: install jumps, taking entries off the queue.
-    fn optimize_kprobes(&self);
+    fn optimize_kprobes(s: &S);
     /// `arch_unoptimize_kprobes(&unoptimizing_list, &freeing_list)`: remove jumps, move entries.
-    fn unoptimize_kprobes(&self);
+    fn unoptimize_kprobes(s: &S);
     /// `arch_unoptimize_kprobe(op)`: remove one jump now.
-    fn unoptimize_kprobe(&self, ap: Self::Probe);
+    fn unoptimize_kprobe(s: &S, ap: S::Probe);
     /// `arch_within_optimized_kprobe(op, addr)`: `addr` lies under the jump of `ap`.
-    fn within_optimized_kprobe(&self, ap: Self::Probe, addr: usize) -> bool;
+    fn within_optimized_kprobe(s: &S, ap: S::Probe, addr: usize) -> bool;
 
     /// `arch_prepare_kprobe_ftrace()`; the header stub returns -EINVAL.
-    fn prepare_kprobe_ftrace(&self, _p: Self::Probe) -> Result {
+    fn prepare_kprobe_ftrace(_s: &S, _p: S::Probe) -> Result {
         Err(Errno::EINVAL)
     }
     /// `flush_insn_slot(p)`: a no-op everywhere but loongarch.
-    fn flush_insn_slot(&self, _p: Self::Probe) {}
+    fn flush_insn_slot(_s: &S, _p: S::Probe) {}
     /// `kprobe_lookup_name(name, offset)`: `kallsyms_lookup_name`; `offset` is NOT folded in.
-    fn lookup_name(&self, name: &[u8], _offset: usize) -> usize {
-        self.kallsyms_lookup_name(name)
+    fn lookup_name(s: &S, name: &[u8], _offset: usize) -> usize {
+        s.kallsyms_lookup_name(name)
     }
     /// `arch_adjust_kprobe_addr()`: final address and `on_func_entry`, `None` for NULL.
-    fn adjust_kprobe_addr(&self, addr: usize, offset: usize) -> Option<(usize, bool)> {
+    fn adjust_kprobe_addr(_s: &S, addr: usize, offset: usize) -> Option<(usize, bool)> {
         Some((addr.wrapping_add(offset), offset == 0))
     }
     /// `arch_within_kprobe_blacklist()`: the `.kprobes.text` range.
-    fn within_kprobe_blacklist(&self, addr: usize) -> bool {
-        let (start, end) = self.kprobes_text();
+    fn within_kprobe_blacklist(s: &S, addr: usize) -> bool {
+        let (start, end) = s.kprobes_text();
         addr >= start && addr < end
     }
     /// `arch_populate_kprobe_blacklist()`: add arch areas through `add_area(start, end)`.
-    fn populate_kprobe_blacklist(&self, _add_area: impl FnMut(usize, usize) -> Result) -> Result {
+    fn populate_kprobe_blacklist(_s: &S, _add_area: impl FnMut(usize, usize) -> Result) -> Result {
         Ok(())
     }
     /// Resolves the names of `kretprobe_blacklist[]` (`kprobe_lookup_name`), logging C's
     /// "Failed to lookup symbol '%s' for kretprobe blacklist. ..." for each that is unknown.
-    fn init_kretprobe_blacklist(&self) {}
+    fn init_kretprobe_blacklist(_s: &S) {}
     /// `kprobe_optinsn_slots.insn_size = MAX_OPTINSN_SIZE` (OPTPROBES with instruction slots).
-    fn init_optinsn_slots(&self) {}
+    fn init_optinsn_slots(_s: &S) {}
     /// Whether `addr` is a resolved entry of `kretprobe_blacklist[]` (x86: `__switch_to`).
-    fn in_kretprobe_blacklist(&self, _addr: usize) -> bool {
+    fn in_kretprobe_blacklist(_s: &S, _addr: usize) -> bool {
         false
+    }
+}
+
+/// Calls hook `$name` of the arch of `Self`.
+macro_rules! hook {
+    ($name:ident($($arg:expr),*)) => {
+        <Self::Hooks as ArchHooks<Self>>::$name($($arg),*)
+    };
+}
+
+/// A storage with its compile-time arch: what the core's functions are generic over.
+///
+/// Implementations only name the arch type; every method forwards to the hook of the same name
+/// in [`ArchHooks`], which documents it.
+pub trait Arch: Storage + Sized {
+    /// The architecture.
+    type Hooks: ArchHooks<Self>;
+
+    /// See [`ArchHooks::OPTPROBES`].
+    const OPTPROBES: bool = <Self::Hooks as ArchHooks<Self>>::OPTPROBES;
+    /// See [`ArchHooks::KPROBES_ON_FTRACE`].
+    const KPROBES_ON_FTRACE: bool = <Self::Hooks as ArchHooks<Self>>::KPROBES_ON_FTRACE;
+    /// See [`ArchHooks::OPCODE_SIZE`].
+    const OPCODE_SIZE: usize = <Self::Hooks as ArchHooks<Self>>::OPCODE_SIZE;
+    /// See [`ArchHooks::MAX_OPTIMIZED_LENGTH`].
+    const MAX_OPTIMIZED_LENGTH: usize = <Self::Hooks as ArchHooks<Self>>::MAX_OPTIMIZED_LENGTH;
+
+    /// See [`ArchHooks::prepare_kprobe`].
+    #[inline(always)]
+    fn prepare_kprobe(&self, p: Self::Probe) -> Result {
+        hook!(prepare_kprobe(self, p))
+    }
+    /// See [`ArchHooks::arm_kprobe`].
+    #[inline(always)]
+    fn arm_kprobe(&self, p: Self::Probe) {
+        hook!(arm_kprobe(self, p))
+    }
+    /// See [`ArchHooks::disarm_kprobe`].
+    #[inline(always)]
+    fn disarm_kprobe(&self, p: Self::Probe) {
+        hook!(disarm_kprobe(self, p))
+    }
+    /// See [`ArchHooks::remove_kprobe`].
+    #[inline(always)]
+    fn remove_kprobe(&self, p: Self::Probe) {
+        hook!(remove_kprobe(self, p))
+    }
+    /// See [`ArchHooks::trampoline_kprobe`].
+    #[inline(always)]
+    fn trampoline_kprobe(&self, p: Self::Probe) -> bool {
+        hook!(trampoline_kprobe(self, p))
+    }
+    /// See [`ArchHooks::init_kprobes`].
+    #[inline(always)]
+    fn init_kprobes(&self) -> Result {
+        hook!(init_kprobes(self))
+    }
+    /// See [`ArchHooks::prepared_optinsn`].
+    #[inline(always)]
+    fn prepared_optinsn(&self, ap: Self::Probe) -> bool {
+        hook!(prepared_optinsn(self, ap))
+    }
+    /// See [`ArchHooks::check_optimized_kprobe`].
+    #[inline(always)]
+    fn check_optimized_kprobe(&self, ap: Self::Probe) -> Result {
+        hook!(check_optimized_kprobe(self, ap))
+    }
+    /// See [`ArchHooks::prepare_optimized_kprobe`].
+    #[inline(always)]
+    fn prepare_optimized_kprobe(&self, ap: Self::Probe, orig: Self::Probe) {
+        hook!(prepare_optimized_kprobe(self, ap, orig))
+    }
+    /// See [`ArchHooks::remove_optimized_kprobe`].
+    #[inline(always)]
+    fn remove_optimized_kprobe(&self, ap: Self::Probe) {
+        hook!(remove_optimized_kprobe(self, ap))
+    }
+    /// See [`ArchHooks::optimize_kprobes`].
+    #[inline(always)]
+    fn optimize_kprobes(&self) {
+        hook!(optimize_kprobes(self))
+    }
+    /// See [`ArchHooks::unoptimize_kprobes`].
+    #[inline(always)]
+    fn unoptimize_kprobes(&self) {
+        hook!(unoptimize_kprobes(self))
+    }
+    /// See [`ArchHooks::unoptimize_kprobe`].
+    #[inline(always)]
+    fn unoptimize_kprobe(&self, ap: Self::Probe) {
+        hook!(unoptimize_kprobe(self, ap))
+    }
+    /// See [`ArchHooks::within_optimized_kprobe`].
+    #[inline(always)]
+    fn within_optimized_kprobe(&self, ap: Self::Probe, addr: usize) -> bool {
+        hook!(within_optimized_kprobe(self, ap, addr))
+    }
+    /// See [`ArchHooks::prepare_kprobe_ftrace`].
+    #[inline(always)]
+    fn prepare_kprobe_ftrace(&self, p: Self::Probe) -> Result {
+        hook!(prepare_kprobe_ftrace(self, p))
+    }
+    /// See [`ArchHooks::flush_insn_slot`].
+    #[inline(always)]
+    fn flush_insn_slot(&self, p: Self::Probe) {
+        hook!(flush_insn_slot(self, p))
+    }
+    /// See [`ArchHooks::lookup_name`].
+    #[inline(always)]
+    fn lookup_name(&self, name: &[u8], offset: usize) -> usize {
+        hook!(lookup_name(self, name, offset))
+    }
+    /// See [`ArchHooks::adjust_kprobe_addr`].
+    #[inline(always)]
+    fn adjust_kprobe_addr(&self, addr: usize, offset: usize) -> Option<(usize, bool)> {
+        hook!(adjust_kprobe_addr(self, addr, offset))
+    }
+    /// See [`ArchHooks::within_kprobe_blacklist`].
+    #[inline(always)]
+    fn within_kprobe_blacklist(&self, addr: usize) -> bool {
+        hook!(within_kprobe_blacklist(self, addr))
+    }
+    /// See [`ArchHooks::populate_kprobe_blacklist`].
+    #[inline(always)]
+    fn populate_kprobe_blacklist(&self, add_area: impl FnMut(usize, usize) -> Result) -> Result {
+        hook!(populate_kprobe_blacklist(self, add_area))
+    }
+    /// See [`ArchHooks::init_kretprobe_blacklist`].
+    #[inline(always)]
+    fn init_kretprobe_blacklist(&self) {
+        hook!(init_kretprobe_blacklist(self))
+    }
+    /// See [`ArchHooks::init_optinsn_slots`].
+    #[inline(always)]
+    fn init_optinsn_slots(&self) {
+        hook!(init_optinsn_slots(self))
+    }
+    /// See [`ArchHooks::in_kretprobe_blacklist`].
+    #[inline(always)]
+    fn in_kretprobe_blacklist(&self, addr: usize) -> bool {
+        hook!(in_kretprobe_blacklist(self, addr))
     }
 }

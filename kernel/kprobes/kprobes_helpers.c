@@ -290,6 +290,8 @@ struct kprobe *rkp_queue_next(int q, struct kprobe *ap)
 		&list_entry(next, struct optimized_kprobe, list)->kp;
 }
 
+#ifndef CONFIG_KPROBES_RUST_ARCH
+/* The C arch's list-based hooks; a Rust arch walks the queues itself. */
 void rkp_arch_optimize_kprobes(void)
 {
 	arch_optimize_kprobes(&optimizing_list);
@@ -299,6 +301,7 @@ void rkp_arch_unoptimize_kprobes(void)
 {
 	arch_unoptimize_kprobes(&unoptimizing_list, &freeing_list);
 }
+#endif
 
 /* The optimizer work item; its body is the Rust kprobe_optimizer(). */
 

@@ -19,6 +19,7 @@ pub mod arch;
 pub mod blacklist;
 pub mod debugfs;
 pub mod errno;
+pub mod hit;
 pub mod insn_slot;
 pub mod kretprobe;
 pub mod optimizer;
@@ -28,6 +29,7 @@ pub mod store;
 pub mod table;
 pub mod text;
 
+#[macro_use]
 pub mod glue;
 
 /// The x86 instruction decoder (`arch/x86/lib/insn_decoder/`), the one copy in the kernel when
@@ -40,3 +42,14 @@ pub mod insn_decoder;
 #[cfg(all(CONFIG_X86_64, CONFIG_KPROBES_RUST_INSN_KUNIT))]
 #[path = "../../arch/x86/lib/insn_decoder_abi.rs"]
 pub mod insn_decoder_abi;
+
+/// The x86 kprobes decisions and emulators (`arch/x86/kernel/kprobes/`), pure functions the
+/// host workspace tests against upstream's C.
+#[cfg(CONFIG_KPROBES_RUST_ARCH)]
+#[path = "../../arch/x86/kernel/kprobes/mod.rs"]
+pub mod x86;
+
+/// The native x86_64 arch layer on those decisions (`CONFIG_KPROBES_RUST_ARCH`).
+#[cfg(CONFIG_KPROBES_RUST_ARCH)]
+#[path = "../../arch/x86/kernel/kprobes/native.rs"]
+pub mod x86_native;

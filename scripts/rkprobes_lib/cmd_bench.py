@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
 """`rkprobes bench`: kprobes cost per hit, per registration and per probe in memory, C against Rust.
 
-For each implementation: build the `bench` kernel, build our benchmark module
-(tools/testing/rkprobes/bench/) against it, boot it under QEMU TCG with
-`-icount shift=0,sleep=off` (the guest TSC then counts guest instructions)
-as many times as --boots says, and parse the module's "RKB" lines. One table
-`| case | C | Rust | Rust/C |` goes to the terminal and to
-$CACHE/bench/. Every cell is the median of all repetitions of all boots,
-with the minimum and maximum beside it: that is the spread.
+For each implementation (c, rust, and rust-arch when asked for): build the
+`bench` kernel, build our benchmark module (tools/testing/rkprobes/bench/)
+against it, boot it under QEMU TCG with `-icount shift=0,sleep=off` (the
+guest TSC then counts guest instructions) as many times as --boots says, and
+parse the module's "RKB" lines. One table `| case | C | Rust | Rust/C |`
+(with rust-arch: `| case | C | Rust | Rust+arch | Rust/C | Rust+arch/C |`)
+goes to the terminal and to $CACHE/bench/. Every cell is the median of all
+repetitions of all boots, with the minimum and maximum beside it: that is
+the spread.
 
 The benchmark is not part of `rkprobes test`: its figures are goals, not
 assertions. The run fails only when something could not be measured.
@@ -36,6 +38,10 @@ APPEND = "loglevel=4 nokaslr mitigations=off panic=-1"
 # The arches whose benchmark sites and guest clock are known to work.
 BENCH_ARCHES = ("x86_64",)
 NO_RUST = "n/a (Rust core not in tree)"
+# Column headers; ratio columns are "<header>/C".
+HEADERS = {"c": "C", "rust": "Rust", "rust-arch": "Rust+arch"}
+# The columns every table has, run or not.
+DEFAULT_COLUMNS = ("c", "rust")
 
 # (key, label): per-hit cases, guest instructions per call above a bare call.
 HIT_CASES = [
@@ -68,8 +74,8 @@ MEM_CASES = [
 def add_bench_args(p):
     p.add_argument("--arch", default="x86_64", help="architecture: " + ", ".join(BENCH_ARCHES) + " (default x86_64)")
     p.add_argument("--impl", default=None,
-                   help="implementation(s), comma-separated: " + ", ".join(common.IMPLS)
-                   + " (default: c, and rust when the Rust core is in the tree)")
+                   help="implementation(s), comma-separated, a column each and each but c a ratio to C "
+                   "(default: c, and rust when the Rust core is in the tree). " + common.impls_help())
     p.add_argument("--boots", type=int, default=2, help="boots of each kernel (default 2; the spread spans them)")
     p.add_argument("--reps", type=int, default=5, help="repetitions of each measurement per boot (1..16, default 5)")
     p.add_argument("--calls", type=int, default=1000, help="calls of the probed function per repetition (default 1000)")
@@ -257,30 +263,42 @@ def _spread(values):
     return (max(values) - min(values)) / abs(med) * 100 if med else 0.0
 
 
-def build_table(columns, boots, reps, calls, rust_absent, failed=None):
+def shown_impls(impls):
+    """The columns of the table: C and Rust always (a column that did not run says so), then
+    rust-arch when it was asked for; in the order of common.IMPLS."""
+    return common.ordered_impls(set(DEFAULT_COLUMNS) | set(impls))
+
+
+def build_table(columns, boots, reps, calls, rust_absent, failed=None, impls=None):
     """The table rows and the notes under it, as lists of strings.
 
-    `rust_absent`: the Rust core was not in the tree when the run started,
-    so the Rust column says so instead of "not run". `failed`: impl -> why
-    it could not be measured.
+    One column per implementation of shown_impls(`impls`) (default: C and Rust), then one ratio
+    column per non-C one against C. `rust_absent`: the Rust core was not in the tree when the run
+    started, so the Rust columns say so instead of "not run". `failed`: impl -> why it could not
+    be measured.
     """
     failed = failed or {}
+    shown = shown_impls(impls or columns)
+    others = common.non_c_impls(shown)
 
     def missing(impl):
         if impl in failed:
             return "FAILED: " + failed[impl][:60]
-        return NO_RUST if impl == "rust" and rust_absent else "not run"
+        return NO_RUST if impl != "c" and rust_absent else "not run"
 
     c = columns.get("c")
-    rust = columns.get("rust")
+    cols = [(impl, columns.get(impl)) for impl in shown]
     rows = []
     spreads = {"hit": [], "reg": [], "mem": []}
-    ratios = {"hit": [], "reg": [], "mem": []}
+    ratios = {o: {"hit": [], "reg": [], "mem": []} for o in others}
+
+    def line(label, cells, ratio_cells):
+        return "| " + " | ".join([label] + cells + ratio_cells) + " |"
 
     def row(label, kind, key):
         cells = []
         vals = {}
-        for impl, col in (("c", c), ("rust", rust)):
+        for impl, col in cols:
             if col is None:
                 cells.append(missing(impl))
                 continue
@@ -290,30 +308,35 @@ def build_table(columns, boots, reps, calls, rust_absent, failed=None):
             cells.append(f"error: {problem}" if problem else _cell(v))
             if v:
                 spreads[kind].append((_spread(v), label, impl))
-        if vals.get("c") and vals.get("rust"):
-            r = statistics.median(vals["rust"]) / statistics.median(vals["c"]) if statistics.median(vals["c"]) else None
-            ratio = f"{r:.2f}" if r is not None else "n/a"
-            if r is not None:
-                ratios[kind].append((r, label))
-        else:
-            ratio = "n/a"
-        rows.append(f"| {label} | {cells[0]} | {cells[1]} | {ratio} |")
+        ratio_cells = []
+        for o in others:
+            if vals.get("c") and vals.get(o):
+                r = statistics.median(vals[o]) / statistics.median(vals["c"]) if statistics.median(vals["c"]) else None
+                ratio_cells.append(f"{r:.2f}" if r is not None else "n/a")
+                if r is not None:
+                    ratios[o][kind].append((r, label))
+            else:
+                ratio_cells.append("n/a")
+        rows.append(line(label, cells, ratio_cells))
 
-    ref = next((col for col in (c, rust) if col), None)
-    rows.append("| case | C | Rust | Rust/C |")
-    rows.append("|---|---|---|---|")
+    present = [(impl, col) for impl, col in cols if col]
+    ref = present[0][1] if present else None
+    rows.append(line("case", [HEADERS[i] for i in shown], [f"{HEADERS[o]}/C" for o in others]))
+    rows.append("|" + "---|" * (1 + len(shown) + len(others)))
     bare_cells = []
-    for impl, col in (("c", c), ("rust", rust)):
+    for impl, col in cols:
         if col is None:
             bare_cells.append(missing(impl))
             continue
         v = col._collect(lambda b: [t / b.calls for t in b.bare.get("target", [])] or None)
         bare_cells.append(_cell(v))
-    rows.append(f"| bare call of the notrace target (reference; instructions) | {bare_cells[0]} | {bare_cells[1]} | n/a |")
+    rows.append(line("bare call of the notrace target (reference; instructions)", bare_cells,
+                     ["n/a"] * len(others)))
     for key, label in HIT_CASES:
         path = ref.path(key) if ref else "?"
-        if rust and c and rust.path(key) != c.path(key):
-            path = f"C: {c.path(key)}; Rust: {rust.path(key)}"
+        paths = [(impl, col.path(key)) for impl, col in present]
+        if len({p for _, p in paths}) > 1:
+            path = "; ".join(f"{HEADERS[impl]}: {p}" for impl, p in paths)
         row(f"{label} (measured: {path})", "hit", key)
     for case, index, label in REG_CASES:
         row(label + " (guest ns, expedited RCU grace periods)", "reg", (case, index))
@@ -338,20 +361,26 @@ def build_table(columns, boots, reps, calls, rust_absent, failed=None):
     if spreads["hit"]:
         worst = max(spreads["hit"])[0]
         notes.append(f"Goal per-hit spread <= 1%: {'met' if worst <= 1.0 else 'MISSED'} ({worst:.2f}%).")
-    if not (c and rust):
-        why = ("the Rust core is not in the tree yet" if rust_absent and not rust else
-               "; ".join(f"the {i} run failed" for i in failed) or "only one implementation was run")
-        notes.append(f"Rust/C goals (per-hit, registration, memory <= 1.00): NOT MEASURED, {why}.")
-    else:
-        for kind, what in (("hit", "per-hit"), ("reg", "registration"), ("mem", "memory")):
-            over = [f"{lbl} ({r:.2f})" for r, lbl in ratios[kind] if r > 1.0]
-            notes.append(f"Goal Rust/C <= 1.00, {what}: " + ("met" if not over else "MISSED: " + "; ".join(over)))
-    for col in (c, rust):
-        if col and col.boots:
+    for o in others:
+        head = HEADERS[o]
+        if not (c and columns.get(o)):
+            pair_failed = [i for i in failed if i in ("c", o)]
+            not_run = [i for i in ("c", o) if not columns.get(i) and i not in failed]
+            why = ("the Rust core is not in the tree yet" if rust_absent and not columns.get(o) else
+                   "; ".join(f"the {i} run failed" for i in pair_failed)
+                   or ("only one implementation was run" if len(columns) <= 1 else
+                       " and ".join(f"the {i}" for i in not_run) + " implementation was not run"))
+            notes.append(f"{head}/C goals (per-hit, registration, memory <= 1.00): NOT MEASURED, {why}.")
+        else:
+            for kind, what in (("hit", "per-hit"), ("reg", "registration"), ("mem", "memory")):
+                over = [f"{lbl} ({r:.2f})" for r, lbl in ratios[o][kind] if r > 1.0]
+                notes.append(f"Goal {head}/C <= 1.00, {what}: " + ("met" if not over else "MISSED: " + "; ".join(over)))
+    for _, col in present:
+        if col.boots:
             boost = "yes" if all(b.boost for b in col.boots) else "NO"
             notes.append(f"Boosting compiled into the {col.impl} kernel (no CONFIG_PREEMPTION): {boost}.")
-    for col in (c, rust):
-        if col and col.boots and col.boots[0].calib:
+    for _, col in present:
+        if col.boots and col.boots[0].calib:
             cal = [v for b in col.boots for v in b.calib]
             notes.append(f"Guest clock check ({col.impl}): 1000 NOPs took {min(cal)}..{max(cal)} units, so one unit "
                          "is one guest instruction" if min(cal) >= 1000 and max(cal) <= 1010 else
@@ -399,16 +428,16 @@ def cmd_bench(args):
         raise Failure(f"--arch {args.arch}: the benchmark runs on {', '.join(BENCH_ARCHES)} only (its probe sites "
                       "are x86 NOPs and its clock the TSC under -icount); valid values: " + ", ".join(BENCH_ARCHES))
     if args.impl:
-        impls = common.parse_choice(args.impl, common.IMPLS, "--impl")
+        impls = common.parse_impls(args.impl)
         for impl in impls:
-            common.require_impl_available(impl)
+            common.require_impl_available(impl, args.arch)
     else:
         impls = common.default_impls()
     if not 1 <= args.reps <= 16:
         raise Failure(f"--reps {args.reps}: valid values are 1..16")
     if args.boots < 1 or args.calls < 1:
         raise Failure("--boots and --calls must be at least 1")
-    impls = [i for i in ("c", "rust") if i in impls]
+    impls = common.ordered_impls(impls)
     rust_absent = not common.rust_core_present()
     if "rust" not in impls and rust_absent:
         banner(f"Rust column: {NO_RUST}")
@@ -438,7 +467,7 @@ def cmd_bench(args):
             common.error(f"{impl}: {e}")
             failed[impl] = str(e).splitlines()[0]
 
-    rows, notes = build_table(columns, args.boots, args.reps, args.calls, rust_absent, failed)
+    rows, notes = build_table(columns, args.boots, args.reps, args.calls, rust_absent, failed, impls)
     now = datetime.datetime.now(datetime.timezone.utc)
     head = (f"kprobes benchmark, {args.arch}, Linux {common.KERNEL_VERSION}, `bench` configuration, "
             f"QEMU TCG {' '.join(ICOUNT)}; measured {now:%Y-%m-%d %H:%M} UTC at commit {_commit()}")

@@ -7,11 +7,13 @@ Boots each implementation's benchmark kernel (the `bench` configuration and modu
 the benchmark module (default `regn 100`: register_kprobes and unregister_kprobes of 100
 probes), and counts the guest instructions executed in each of the core's functions between
 two reads of `kprobes/enabled` that bracket the command. The core is `kernel/kprobes.o` for C,
-`kernel/kprobes/kprobes_rust.o` and `kprobes_helpers.o` for Rust; what they call elsewhere
-(arch code, kallsyms, the allocator) is not counted. With `--scope kernel` every function of
-the kernel and the module is counted instead: QEMU's logging is then switched on through its
-monitor only around the command (the guest waits on its console until the host has done so),
-so the trace holds the block listings of the whole boot but the executions of the command only.
+`kernel/kprobes/kprobes_rust.o` and `kprobes_helpers.o` for Rust (rust and rust-arch); what they
+call elsewhere (arch code, kallsyms, the allocator) is not counted. With rust-arch the Rust arch
+layer is part of the kprobes crate, so its functions are in kprobes_rust.o and are counted, where
+C's arch code (arch/x86/kernel/kprobes/) is not. With `--scope kernel` every function of the
+kernel and the module is counted instead: QEMU's logging is then switched on through its monitor
+only around the command (the guest waits on its console until the host has done so), so the
+trace holds the block listings of the whole boot but the executions of the command only.
 With `--bench-sequence` the guest runs the benchmark's own /init, which hands the command over
 to the same protocol where it reaches it (kernel parameter `rkb_profile`). A tool for finding
 a gap the benchmark shows, not a benchmark itself: its output is the first place to look, not a
@@ -29,7 +31,8 @@ from . import common, cmd_bench, initramfs, kbuild, qemu
 from .common import Failure, banner, info
 
 CORE_OBJECTS = {"c": ["kernel/kprobes.o"],
-                "rust": ["kernel/kprobes/kprobes_rust.o", "kernel/kprobes/kprobes_helpers.o"]}
+                "rust": ["kernel/kprobes/kprobes_rust.o", "kernel/kprobes/kprobes_helpers.o"],
+                "rust-arch": ["kernel/kprobes/kprobes_rust.o", "kernel/kprobes/kprobes_helpers.o"]}
 # Read before and after the command: its function is the marker that brackets the window.
 MARKER = "read_enabled_file_bool"
 INIT = """#!/bin/busybox sh
@@ -53,7 +56,9 @@ reboot -f
 
 
 def add_args(p):
-    p.add_argument("--impl", default="c,rust", help="implementations, comma-separated (default c,rust)")
+    p.add_argument("--impl", default="c,rust",
+                   help="implementations, comma-separated, each but c compared with C (default c,rust). "
+                   + common.impls_help())
     p.add_argument("--command", default="regn 100",
                    help="benchmark module command to profile (default 'regn 100'; also 'reg1', "
                         "'regn 1000', 'fill 64 post')")
@@ -266,9 +271,9 @@ def profile(args, impl):
 
 def cmd_profile(args):
     args.arch = "x86_64"
-    impls = common.parse_choice(args.impl, common.IMPLS, "--impl")
+    impls = common.parse_impls(args.impl)
     for impl in impls:
-        common.require_impl_available(impl)
+        common.require_impl_available(impl, args.arch)
     if args.top < 1:
         raise Failure("--top must be at least 1")
     if args.bench_sequence:
@@ -278,7 +283,7 @@ def cmd_profile(args):
             raise Failure(f"--bench-sequence: {cmd_bench.INIT.name} never runs 'ctl {args.command}' on a line "
                           f"of its own; see {cmd_bench.INIT}")
     results = {}
-    for impl in [i for i in ("c", "rust") if i in impls]:
+    for impl in common.ordered_impls(impls):
         banner(f"profile: {args.arch}, {impl} implementation, '{args.command}'")
         with common.build_lock():
             results[impl] = profile(args, impl)
@@ -290,7 +295,10 @@ def cmd_profile(args):
         short = _short_names(sym for sym, _ in top)
         for sym, n in top:
             print(f"  {n:10d}  {short[sym]}")
-    if len(results) == 2:
-        c, r = (sum(results[i].values()) for i in ("c", "rust"))
-        print(f"Rust/C, instructions in {where}: {r / c:.3f}" if c else "Rust/C: n/a (C ran nothing)")
+    for other in common.non_c_impls(results):
+        if "c" not in results:
+            break
+        c, r = (sum(results[i].values()) for i in ("c", other))
+        head = cmd_bench.HEADERS[other]
+        print(f"{head}/C, instructions in {where}: {r / c:.3f}" if c else f"{head}/C: n/a (C ran nothing)")
     return 0

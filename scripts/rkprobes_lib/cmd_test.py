@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """`rkprobes test`: host checks, decoder checks, then KUnit in QEMU per (arch, impl).
 
-On x86_64 it also runs our conformance suite on each implementation and
-diffs their transcripts (conformance.py).
+The implementations are c (upstream C core and C arch), rust (Rust core,
+upstream C arch) and rust-arch (Rust core and Rust arch layer, x86_64 only);
+without --impl, c and rust. On x86_64 it also runs our conformance suite on
+each implementation and diffs the transcript of each non-C one against C's
+(conformance.py).
 
 Every step runs even when an earlier one failed; the summary lists each step
 and the run ends with one line `N passed, N failed, N skipped`, counting
@@ -247,7 +250,7 @@ def cmd_test(args):
     res = Results()
     arches = common.parse_choice(args.arch, tuple(common.ARCHES), "--arch")
     if args.impl:
-        impls = common.parse_choice(args.impl, common.IMPLS, "--impl")
+        impls = common.parse_impls(args.impl)
         for impl in impls:
             for arch in arches:
                 common.require_impl_available(impl, arch)
@@ -271,14 +274,14 @@ def cmd_test(args):
                     "missing); only the C implementation is tested")
         for arch in arches:
             for impl in impls:
-                why = common.rust_unavailable_reason(arch) if impl == "rust" else None
+                why = common.rust_unavailable_reason(arch, impl)
                 if why:
-                    res.add(f"kunit {arch}/rust", skipped=1, note=why)
+                    res.add(f"kunit {arch}/{impl}", skipped=1, note=why)
                     continue
                 banner(f"KUnit on {arch}, {impl} implementation")
                 kunit(res, arch, impl, args.timeout)
                 flags_check(res, arch, impl)
-            booted = [i for i in impls if i != "rust" or not common.rust_unavailable_reason(arch)]
+            booted = [i for i in impls if not common.rust_unavailable_reason(arch, i)]
             conformance.run_all(res, arch, booted, args.timeout)
             nokprobe.run_all(res, arch, booted, args.timeout)
         if "x86_64" in arches:

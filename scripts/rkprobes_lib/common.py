@@ -4,6 +4,7 @@
 import fcntl
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,20 @@ PRISTINE = CACHE / "linux-source-6.12"
 TREE = CACHE / "tree"
 CONFIGS = REPO / "tools" / "testing" / "rkprobes" / "configs"
 
-IMPLS = ("rust", "c")
+# The implementations of kprobes one tree builds, in the order they are run, compared (each
+# non-C one against C) and tabled; each has a fragment configs/impl-<impl>.config.
+IMPLS = ("c", "rust", "rust-arch")
+IMPL_DESCRIPTIONS = {
+    "c": "upstream C core and C arch",
+    "rust": "Rust core, upstream C arch",
+    "rust-arch": "Rust core and Rust arch layer (x86_64)",
+}
+# How check lines and notes name an implementation beside C.
+IMPL_LABELS = {"c": "C", "rust": "Rust", "rust-arch": "rust-arch"}
+# The arches with a Rust arch layer (CONFIG_KPROBES_RUST_ARCH): the only ones --impl rust-arch builds on.
+RUST_ARCH_ARCHES = ("x86_64",)
+# The Kconfig symbol that selects the Rust arch layer; rust-arch is buildable once the tree defines it.
+RUST_ARCH_KCONFIG = "KPROBES_RUST_ARCH"
 # Build configurations: a fragment under tools/testing/rkprobes/configs/ each.
 CONFIG_NAMES = ("kunit", "run", "bench")
 
@@ -113,8 +127,62 @@ def parse_choice(value, valid, what):
     return items
 
 
+def impls_help():
+    """The implementations with their descriptions, for help texts and refusals."""
+    return "; ".join(f"{i}: {IMPL_DESCRIPTIONS[i]}" for i in IMPLS)
+
+
+def check_impl_name(impl):
+    """Refuse an implementation name that is none of IMPLS, listing the valid ones."""
+    if impl not in IMPLS:
+        raise Failure(f"unsupported --impl {impl or repr(impl)}; valid values: {impls_help()}")
+
+
+def parse_impls(value):
+    """A comma-separated --impl (or `all`): the implementations, each once, in the order given."""
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    if value.strip() == "all":
+        return list(IMPLS)
+    bad = [v for v in items if v not in IMPLS]
+    if bad or not items:
+        raise Failure(f"unsupported --impl {', '.join(bad) or repr(value)}; valid values: {impls_help()}")
+    return list(dict.fromkeys(items))
+
+
+def ordered_impls(impls):
+    """`impls` in the order of IMPLS: C first, then rust, then rust-arch."""
+    return [i for i in IMPLS if i in impls]
+
+
+def non_c_impls(impls):
+    """The implementations of `impls` that are compared against C, in the order of IMPLS."""
+    return [i for i in ordered_impls(impls) if i != "c"]
+
+
+def impl_label(impl):
+    return IMPL_LABELS.get(impl, impl)
+
+
 def rust_core_present():
     return RUST_CORE_ROOT.is_file()
+
+
+def rust_arch_present():
+    """Whether the tree defines the Rust arch layer's switch (config KPROBES_RUST_ARCH): in the
+    overlay's Kconfig (kernel/kprobes/Kconfig), a Kconfig file under its kernel/ or arch/, or an
+    upstream edit of scripts/patches/."""
+    pattern = re.compile(rf"^\+?\s*(?:menu)?config\s+{RUST_ARCH_KCONFIG}\s*$", re.M)
+    candidates = [REPO / "Kconfig"]
+    for d in ("kernel", "arch"):
+        candidates += sorted((REPO / d).rglob("Kconfig*"))
+    candidates += sorted((REPO / "scripts" / "patches").glob("*.patch"))
+    for path in candidates:
+        try:
+            if pattern.search(path.read_text(errors="replace")):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 # Arches the Rust core cannot build for yet, and why. x86_64, riscv and
@@ -127,22 +195,56 @@ RUST_CORE_MISSING = {
 }
 
 
-def rust_unavailable_reason(arch):
-    """Why `--impl rust` cannot be built for `arch`, or None when it can."""
+def impl_arches(impl):
+    """The arches `impl` is built on, whatever this tree holds yet."""
+    if impl == "rust":
+        return [a for a in ARCHES if a not in RUST_CORE_MISSING]
+    if impl == "rust-arch":
+        return [a for a in ARCHES if a in RUST_ARCH_ARCHES]
+    return list(ARCHES)
+
+
+def valid_combinations():
+    """What --impl and --arch allow together, as text: `c on x86_64, arm64, ...; rust on ...`."""
+    return "; ".join(f"{i} on {', '.join(impl_arches(i))}" for i in IMPLS)
+
+
+def rust_unavailable_reason(arch, impl="rust"):
+    """Why `--impl impl` cannot be built for `arch`, or None when it can (always None for c)."""
+    if impl == "c":
+        return None
+    if impl not in IMPLS:
+        return f"{impl!r} is not an implementation; valid values: {impls_help()}"
+    if impl == "rust-arch" and arch not in RUST_ARCH_ARCHES:
+        return (f"the Rust arch layer (CONFIG_{RUST_ARCH_KCONFIG}) exists for "
+                f"{', '.join(RUST_ARCH_ARCHES)} only, not {arch}")
     if not rust_core_present():
         return (f"the Rust kprobes core is not in this tree yet ({RUST_CORE_ROOT.relative_to(REPO)} "
                 "does not exist)")
+    if impl == "rust-arch":
+        if not rust_arch_present():
+            return (f"the Rust arch layer is not in this tree yet (no Kconfig file of the overlay and no "
+                    f"patch of scripts/patches/ defines config {RUST_ARCH_KCONFIG})")
+        return None
     return RUST_CORE_MISSING.get(arch)
 
 
 def require_impl_available(impl, arch="x86_64"):
-    why = rust_unavailable_reason(arch) if impl == "rust" else None
-    if why:
+    """Refuse, before any setup or build step, an implementation `arch` cannot build."""
+    check_impl_name(impl)
+    why = rust_unavailable_reason(arch, impl)
+    if not why:
+        return
+    if impl == "rust":
         raise Failure(f"--impl rust on {arch}: {why}, so there is nothing to build with "
-                      "CONFIG_KPROBES_RUST=y. Use --impl c.")
+                      f"CONFIG_KPROBES_RUST=y. Use --impl c. Valid combinations: {valid_combinations()}.")
+    raise Failure(f"--impl {impl} on {arch}: {why}, so there is nothing to build with CONFIG_KPROBES_RUST=y "
+                  f"and CONFIG_{RUST_ARCH_KCONFIG}=y. Valid combinations: {valid_combinations()}.")
 
 
 def default_impls():
+    """What `test` and `bench` run without --impl: c, and rust when the Rust core is in the tree.
+    Not rust-arch: it joins the default once it passes, by a change here."""
     return ["c", "rust"] if rust_core_present() else ["c"]
 
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The conformance suite of `rkprobes test`: the same KUnit cases on the C and the Rust core.
+"""The conformance suite of `rkprobes test`: the same KUnit cases on each implementation.
 
 For each implementation: build the KUnit kernel (on x86_64 it also has
 modules, an initramfs, debugfs, ftrace and kprobe events for this suite:
@@ -7,10 +7,10 @@ configs/kunit-x86_64.config), build the KUnit module
 rkprobes_conformance.ko and its target module (tools/testing/rkprobes/conformance/)
 against it, boot it with a busybox initramfs whose /init loads the suite,
 and parse the suite's KTAP. Each case also prints the values it observed
-as transcript lines "# <case>: rkc: <key>=<value>"; once both cores have
-run, the C transcript is diffed against the Rust one and every key whose
-value differs is named. Cases skipped on one side are left out of the diff,
-and said so.
+as transcript lines "# <case>: rkc: <key>=<value>"; once they have run,
+the C transcript is diffed against the one of each other implementation
+(rust, rust-arch) and every key whose value differs is named. Cases skipped
+on one side are left out of the diff, and said so.
 
 The transcript also holds what the kernel log said: for each case, key
 "<case>.log", the log lines between the previous KTAP result and the case's
@@ -252,32 +252,38 @@ def run(res, arch, impl, timeout):
     return data
 
 
-def compare(res, arch, runs):
-    """Diff the C transcript against the Rust one; one result row."""
-    name = f"conformance {arch}: C and Rust transcripts identical"
-    c, rust = runs.get("c"), runs.get("rust")
-    if not c or not rust:
-        missing = [i for i in ("c", "rust") if not runs.get(i)]
+def compare_name(arch, other):
+    """The result row of the comparison of C with `other`."""
+    return f"conformance {arch}: C and {common.impl_label(other)} transcripts identical"
+
+
+def compare(res, arch, runs, other="rust"):
+    """Diff the C transcript against the one of `other` (rust, rust-arch); one result row."""
+    name = compare_name(arch, other)
+    label = common.impl_label(other)
+    c, o = runs.get("c"), runs.get(other)
+    if not c or not o:
+        missing = [i for i in ("c", other) if not runs.get(i)]
         res.add(name, skipped=1, note=f"not compared: no transcript from {', '.join(missing)} "
                 "(not run, or its boot failed)")
         return
     one_sided = sorted({case for case, st in c["status"].items() if st == "SKIP"}
-                       ^ {case for case, st in rust["status"].items() if st == "SKIP"})
+                       ^ {case for case, st in o["status"].items() if st == "SKIP"})
     def keep(key):
         return key.split(".", 1)[0] not in one_sided
     ct = {k: v for k, v in c["transcript"].items() if keep(k)}
-    rt = {k: v for k, v in rust["transcript"].items() if keep(k)}
+    rt = {k: v for k, v in o["transcript"].items() if keep(k)}
     diffs = []
     for key in sorted(set(ct) | set(rt), key=lambda k: (k.split(".", 1)[0], k)):
         cv, rv = ct.get(key, "(missing)"), rt.get(key, "(missing)")
         if cv != rv:
-            diffs.append(f"{key}: C={cv!r} Rust={rv!r}")
+            diffs.append(f"{key}: C={cv!r} {label}={rv!r}")
     nlog = sum(1 for k in ct if k.endswith(".log"))
-    note = f"{len(ct)} C keys ({nlog} of them log keys), {len(rt)} Rust keys"
+    note = f"{len(ct)} C keys ({nlog} of them log keys), {len(rt)} {label} keys"
     if one_sided:
         note += "; not compared (skipped on one core only): " + ", ".join(one_sided)
     if diffs:
-        print("\nconformance: C and Rust transcripts differ:", flush=True)
+        print(f"\nconformance: C and {label} transcripts differ:", flush=True)
         for d in diffs:
             print(f"  {d}", flush=True)
         note = f"{len(diffs)} key(s) differ: " + "; ".join(d.split(":", 1)[0] for d in diffs) \
@@ -289,7 +295,7 @@ def compare(res, arch, runs):
 
 
 def run_all(res, arch, impls, timeout):
-    """The conformance suite on `arch` for each of `impls`, then the C/Rust comparison."""
+    """The conformance suite on `arch` for each of `impls`, then C against each other one."""
     if arch not in ARCHES:
         res.add(f"conformance {arch}", skipped=1,
                 note=f"the conformance suite is wired on {', '.join(ARCHES)} only so far "
@@ -299,9 +305,15 @@ def run_all(res, arch, impls, timeout):
     for impl in impls:
         common.banner(f"conformance suite on {arch}, {impl} implementation")
         runs[impl] = run(res, arch, impl, timeout)
-    if len(impls) > 1:
-        common.banner(f"conformance: C against Rust on {arch}")
-        compare(res, arch, runs)
-    else:
-        res.add(f"conformance {arch}: C and Rust transcripts identical", skipped=1,
+    others = common.non_c_impls(impls)
+    if not others:
+        res.add(compare_name(arch, "rust"), skipped=1,
                 note=f"not compared: only the {impls[0] if impls else 'no'} implementation was run")
+    for other in others:
+        if "c" not in impls:
+            res.add(compare_name(arch, other), skipped=1,
+                    note=f"not compared: only the {impls[0]} implementation was run" if len(impls) == 1
+                    else "not compared: the c implementation was not run")
+            continue
+        common.banner(f"conformance: C against {common.impl_label(other)} on {arch}")
+        compare(res, arch, runs, other)

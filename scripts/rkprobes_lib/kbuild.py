@@ -5,13 +5,16 @@ One build directory per (arch, implementation, configuration) under
 $CACHE/build/, so switching between them costs nothing. The .config is
 made from fragments (the configuration, the arch's console, the
 implementation switch) with olddefconfig, as kunit.py does, and every
-option a fragment asks for is checked afterwards.
+option a fragment asks for is checked afterwards. After the build, the
+objects say which implementation was built (c, rust or rust-arch), so one
+is never taken silently for another.
 """
 
 import hashlib
 import os
 import re
 import shutil
+import subprocess
 
 from . import common, setup, tree
 from .common import Failure, info
@@ -19,7 +22,7 @@ from .common import Failure, info
 
 def add_build_args(p, default_config):
     p.add_argument("--impl", default="c",
-                   help="implementation of the kprobes core: " + " or ".join(common.IMPLS) + " (default c)")
+                   help="implementation of kprobes (default c). " + common.impls_help())
     p.add_argument("--arch", default="x86_64", help="one of: " + ", ".join(common.ARCHES) + " (default x86_64)")
     p.add_argument("--config", default=default_config,
                    help="configuration: " + ", ".join(common.CONFIG_NAMES) + f" (default {default_config})")
@@ -99,6 +102,9 @@ def configure(arch, impl, config, bdir):
         if any(w.startswith("CONFIG_RUST:") for w in wrong):
             hint = ("\nCONFIG_RUST did not stick: the Rust toolchain was not accepted. See why with:\n  make -C "
                     f"{common.TREE} O={bdir} {' '.join(make_vars(arch))} rustavailable")
+        elif any(w.startswith(f"CONFIG_{common.RUST_ARCH_KCONFIG}: wanted y") for w in wrong):
+            hint = (f"\nCONFIG_{common.RUST_ARCH_KCONFIG} did not stick: the prepared tree has no such option, "
+                    "or its dependencies (CONFIG_KPROBES_RUST, X86_64) are not met.")
         raise Failure("the configuration does not have what its fragments ask for:\n  "
                       + "\n  ".join(wrong) + hint)
     stamp_file.write_text(stamp)
@@ -121,8 +127,7 @@ def build(arch, impl, config, quiet_if_fresh=False):
     """Prepare the tree and build; returns the build directory."""
     if arch not in common.ARCHES:
         raise Failure(f"unsupported --arch {arch}; valid values: {', '.join(common.ARCHES)}")
-    if impl not in common.IMPLS:
-        raise Failure(f"unsupported --impl {impl}; valid values: {', '.join(common.IMPLS)}")
+    common.check_impl_name(impl)
     if config not in common.CONFIG_NAMES:
         raise Failure(f"unsupported --config {config}; valid values: {', '.join(common.CONFIG_NAMES)}")
     common.require_impl_available(impl, arch)
@@ -145,19 +150,72 @@ def build(arch, impl, config, quiet_if_fresh=False):
     if not image.is_file():
         raise Failure(f"the build finished but {image} is missing")
     info(f"built {bdir.name} in {common.fmt_secs(secs)}: {image}")
-    _check_impl(bdir, impl)
+    _check_impl(bdir, impl, arch)
     return bdir
 
 
-def _check_impl(bdir, impl):
-    """Make sure the kernel holds the implementation asked for, never silently the other one."""
+# The x86 arch layer's directory: upstream's C objects, or the Rust arch layer's glue object.
+X86_KPROBES_DIR = "arch/x86/kernel/kprobes"
+X86_C_ARCH_OBJS = ("core.o", "opt.o", "ftrace.o")
+X86_RUST_ARCH_OBJ = "rust_glue.o"
+
+
+def _archive_members(path):
+    """The file names of the members of the archive `path` (`llvm-ar t`; thin archives such as
+    Kbuild's built-in.a list their members' paths, reduced here to file names), or None when
+    there is no such archive."""
+    if not path.is_file():
+        return None
+    cmd = [f"llvm-ar{common.LLVM_SUFFIX}", "t", str(path)]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        raise Failure(f"cannot list {path}: {' '.join(cmd)}: {e}")
+    if r.returncode != 0:
+        raise Failure(f"cannot list {path}: {' '.join(cmd)} exited {r.returncode}: {r.stderr.strip()}")
+    return {os.path.basename(ln.strip()) for ln in r.stdout.splitlines() if ln.strip()}
+
+
+def _arch_objects(bdir):
+    """Which of the x86 arch layer's objects the build holds: {name: built}, and how that was
+    decided. The directory's built-in.a says what was linked, whatever stale objects an earlier
+    configuration of the same build directory left beside it; without it, the files themselves."""
+    kdir = bdir / X86_KPROBES_DIR
+    names = X86_C_ARCH_OBJS + (X86_RUST_ARCH_OBJ,)
+    members = _archive_members(kdir / "built-in.a")
+    if members is not None:
+        return {n: n in members for n in names}, f"members of {X86_KPROBES_DIR}/built-in.a"
+    return {n: (kdir / n).is_file() for n in names}, f"files in {X86_KPROBES_DIR}/"
+
+
+def _check_impl(bdir, impl, arch="x86_64"):
+    """Make sure the kernel holds the implementation asked for, never silently another one.
+
+    c: kernel/kprobes.o. rust: the Rust core's crate object and no kernel/kprobes.o, and on
+    x86_64 upstream's C arch layer (core.o in arch/x86/kernel/kprobes/built-in.a). rust-arch:
+    the same core, and in arch/x86/kernel/kprobes/ the Rust arch layer's glue object where
+    upstream's core.o, opt.o and ftrace.o are not built.
+    """
     c_obj = bdir / "kernel" / "kprobes.o"
     rust_obj = bdir / "kernel" / "kprobes" / "kprobes_rust.o"
     if impl == "c" and not c_obj.is_file():
         raise Failure(f"--impl c built, but {c_obj} is missing")
-    if impl == "rust" and (c_obj.is_file() or not rust_obj.is_file()):
-        raise Failure(f"--impl rust built, but kernel/kprobes.o exists={c_obj.is_file()}, "
+    if impl in ("rust", "rust-arch") and (c_obj.is_file() or not rust_obj.is_file()):
+        raise Failure(f"--impl {impl} built, but kernel/kprobes.o exists={c_obj.is_file()}, "
                       f"kernel/kprobes/kprobes_rust.o exists={rust_obj.is_file()}")
+    if impl == "rust" and arch == "x86_64":
+        have, how = _arch_objects(bdir)
+        if not have["core.o"]:
+            raise Failure(f"--impl rust built, but upstream's C arch layer is not: core.o is not among the "
+                          f"{how} (a Rust arch layer build, CONFIG_{common.RUST_ARCH_KCONFIG}=y?)")
+    if impl == "rust-arch":
+        have, how = _arch_objects(bdir)
+        wrong = [f"{n} built" for n in X86_C_ARCH_OBJS if have[n]]
+        if not have[X86_RUST_ARCH_OBJ]:
+            wrong.append(f"{X86_RUST_ARCH_OBJ} not built")
+        if wrong:
+            raise Failure(f"--impl rust-arch built, but the arch layer is not the Rust one: "
+                          f"{', '.join(wrong)} (judged by the {how})")
 
 
 def cmd_build(args):

@@ -7,9 +7,9 @@ from a probe hit (the call graph of tools/testing/rkprobes/host/core/hitpath-che
 boot that kernel with a busybox initramfs holding the list and
 rkprobes_nokprobe.ko (tools/testing/rkprobes/nokprobe/), and register a kprobe
 on each symbol there. Every function reachable from a probe hit must be
-refused with -EINVAL. Once both cores have run, the names both cores define
-must be refused by both or by neither; a difference fails unless
-EXPECTED_DIFFERENCES lists it with its reason.
+refused with -EINVAL. Once they have run, the names C and each other
+implementation (rust, rust-arch) both define must be refused by both or by
+neither; a difference fails unless EXPECTED_DIFFERENCES lists it with its reason.
 """
 
 import re
@@ -27,7 +27,8 @@ CHECK = common.REPO / "tools" / "testing" / "rkprobes" / "host" / "core" / "hitp
 ARCHES = ("x86_64",)
 APPEND = "panic=-1 kunit.enable=0"
 EINVAL = -22
-# Names both cores define that one refuses and the other accepts, with the reason.
+# Names both cores define that one refuses and the other accepts, with the reason (for C
+# against any other implementation).
 EXPECTED_DIFFERENCES = {}
 
 
@@ -109,35 +110,42 @@ def run(res, arch, impl, timeout):
     return {"symbols": symbols, "results": results, "dups": dups, "check": check_out}
 
 
-def compare(res, arch, runs):
-    """The names both cores define: refused by both or by neither."""
-    name = f"probe every core symbol {arch}: C and Rust refuse the same"
-    c, rust = runs.get("c"), runs.get("rust")
-    if not c or not rust:
-        missing = [i for i in ("c", "rust") if not runs.get(i)]
+def compare_name(arch, other):
+    """The result row of the comparison of C with `other`."""
+    return f"probe every core symbol {arch}: C and {common.impl_label(other)} refuse the same"
+
+
+def compare(res, arch, runs, other="rust"):
+    """The names C and `other` (rust, rust-arch) both define: refused by both or by neither."""
+    name = compare_name(arch, other)
+    label = common.impl_label(other)
+    c, o = runs.get("c"), runs.get(other)
+    if not c or not o:
+        missing = [i for i in ("c", other) if not runs.get(i)]
         res.add(name, skipped=1, note=f"not compared: no results from {', '.join(missing)}")
         return
-    dups = set(c["dups"]) | set(rust["dups"])
-    common_names = sorted((set(c["results"]) & set(rust["results"])) - dups)
+    dups = set(c["dups"]) | set(o["dups"])
+    common_names = sorted((set(c["results"]) & set(o["results"])) - dups)
     c_ref = {s for s in common_names if c["results"][s] != 0}
-    r_ref = {s for s in common_names if rust["results"][s] != 0}
-    print(f"\nnokprobe {arch}: {len(common_names)} function names in both cores", flush=True)
-    print(f"  refused on C    ({len(c_ref)}): {' '.join(sorted(c_ref))}", flush=True)
-    print(f"  refused on Rust ({len(r_ref)}): {' '.join(sorted(r_ref))}", flush=True)
+    r_ref = {s for s in common_names if o["results"][s] != 0}
+    width = max(len("C"), len(label))
+    print(f"\nnokprobe {arch}: {len(common_names)} function names in both cores (C and {label})", flush=True)
+    print(f"  refused on {'C':<{width}} ({len(c_ref)}): {' '.join(sorted(c_ref))}", flush=True)
+    print(f"  refused on {label:<{width}} ({len(r_ref)}): {' '.join(sorted(r_ref))}", flush=True)
     diffs, expected = [], []
     for s in sorted(c_ref ^ r_ref):
-        line = f"{s}: C {c['results'][s]}, Rust {rust['results'][s]}"
+        line = f"{s}: C {c['results'][s]}, {label} {o['results'][s]}"
         if s in EXPECTED_DIFFERENCES:
             expected.append(f"{line} (expected: {EXPECTED_DIFFERENCES[s]})")
         else:
             diffs.append(line)
-    errno_diffs = [f"{s}: C {c['results'][s]}, Rust {rust['results'][s]}" for s in sorted(c_ref & r_ref)
-                   if c["results"][s] != rust["results"][s]]
+    errno_diffs = [f"{s}: C {c['results'][s]}, {label} {o['results'][s]}" for s in sorted(c_ref & r_ref)
+                   if c["results"][s] != o["results"][s]]
     for d in diffs:
         print(f"  DIFFERENT: {d}", flush=True)
     for d in expected + errno_diffs:
         print(f"  note: {d}", flush=True)
-    note = (f"{len(common_names)} names in both cores, {len(c_ref)} refused on C, {len(r_ref)} on Rust, "
+    note = (f"{len(common_names)} names in both cores, {len(c_ref)} refused on C, {len(r_ref)} on {label}, "
             f"{len(diffs)} unexpected differences")
     if expected:
         note += f", {len(expected)} listed ones"
@@ -151,7 +159,7 @@ def compare(res, arch, runs):
 
 
 def run_all(res, arch, impls, timeout):
-    """The check on `arch` for each of `impls`, then the C/Rust comparison."""
+    """The check on `arch` for each of `impls`, then C against each other one."""
     if arch not in ARCHES:
         res.add(f"probe every core symbol {arch}", skipped=1,
                 note=f"runs on {', '.join(ARCHES)} only (the KUnit kernels of the other arches have no "
@@ -161,8 +169,14 @@ def run_all(res, arch, impls, timeout):
     for impl in impls:
         common.banner(f"probe every core symbol on {arch}, {impl} implementation")
         runs[impl] = run(res, arch, impl, timeout)
-    if len(impls) > 1:
-        compare(res, arch, runs)
-    else:
-        res.add(f"probe every core symbol {arch}: C and Rust refuse the same", skipped=1,
+    others = common.non_c_impls(impls)
+    if not others:
+        res.add(compare_name(arch, "rust"), skipped=1,
                 note=f"not compared: only the {impls[0] if impls else 'no'} implementation was run")
+    for other in others:
+        if "c" not in impls:
+            res.add(compare_name(arch, other), skipped=1,
+                    note=f"not compared: only the {impls[0]} implementation was run" if len(impls) == 1
+                    else "not compared: the c implementation was not run")
+            continue
+        compare(res, arch, runs, other)

@@ -170,7 +170,10 @@ extern "C" {
     pub(super) fn rkp_queue_empty(q: i32) -> bool;
     pub(super) fn rkp_queue_contains(q: i32, ap: *mut kprobe) -> bool;
     pub(super) fn rkp_queue_next(q: i32, ap: *mut kprobe) -> *mut kprobe;
+    // The C arch's list-based optimize hooks (a Rust arch walks the queues itself).
+    #[cfg(not(CONFIG_KPROBES_RUST_ARCH))]
     pub(super) fn rkp_arch_optimize_kprobes();
+    #[cfg(not(CONFIG_KPROBES_RUST_ARCH))]
     pub(super) fn rkp_arch_unoptimize_kprobes();
     pub(super) fn rkp_kick_kprobe_optimizer();
     pub(super) fn rkp_flush_kprobe_optimizer();

@@ -37,6 +37,8 @@ mod list;
 pub mod objpool;
 #[cfg(CONFIG_KRETPROBES)]
 mod percpu;
+#[cfg(not(CONFIG_KPROBES_RUST_ARCH))]
+pub mod carch;
 pub mod platform;
 #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
 pub mod rethook;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The kernel's implementation of the core's platform traits: [`Kernel`] is [`ProbeStore`],
-//! [`KernelText`], [`BlacklistStore`] and, as the `CArch` bridge to upstream's C arch code,
-//! [`Arch`].
+//! [`KernelText`] and [`BlacklistStore`], and it is [`Arch`] with the arch this build selects
+//! ([`SelectedArch`]: the `CArch` bridge to upstream's C arch code, or the native Rust arch).
 //!
 //! Constraints: every probe handle ([`Kp`]) points to a live `struct kprobe` (a caller's probe
 //! for the duration of the API call that passed it, a hashed probe while it is reachable, or an
@@ -124,7 +124,7 @@ unsafe fn container_of_list(n: NonNull<bindings::list_head>) -> NonNull<bindings
 /// (`rkp_alloc_aggr_kprobe`).
 #[cfg(CONFIG_OPTPROBES)]
 #[inline(always)]
-fn to_op(ap: Kp) -> *mut bindings::optimized_kprobe {
+pub(crate) fn to_op(ap: Kp) -> *mut bindings::optimized_kprobe {
     ap.as_ptr()
         .wrapping_byte_sub(offset_of!(bindings::optimized_kprobe, kp))
         .cast()
@@ -280,7 +280,7 @@ unsafe fn c_str_bytes<'a>(s: *const u8) -> &'a [u8] {
     unsafe { slice::from_raw_parts(s, bindings::strlen(s.cast())) }
 }
 
-fn c_name<'a>(name: &[u8], buf: &'a mut MaybeUninit<[u8; KSYM_NAME_LEN]>) -> Option<&'a CStr> {
+pub(super) fn c_name<'a>(name: &[u8], buf: &'a mut MaybeUninit<[u8; KSYM_NAME_LEN]>) -> Option<&'a CStr> {
     if name.len() >= KSYM_NAME_LEN || name.contains(&0) {
         return None;
     }
@@ -1102,179 +1102,44 @@ impl Iterator for BlacklistWalk {
 }
 
 impl Arch for Kernel {
-    const OPTPROBES: bool = cfg!(CONFIG_OPTPROBES);
-    const KPROBES_ON_FTRACE: bool = cfg!(CONFIG_KPROBES_ON_FTRACE);
-    const OPCODE_SIZE: usize = core::mem::size_of::<bindings::kprobe_opcode_t>();
-    #[cfg(CONFIG_OPTPROBES)]
-    const MAX_OPTIMIZED_LENGTH: usize = bindings::MAX_OPTIMIZED_LENGTH as usize;
-    #[cfg(not(CONFIG_OPTPROBES))]
-    const MAX_OPTIMIZED_LENGTH: usize = 0;
+    type Hooks = SelectedArch;
+}
 
-    fn prepare_kprobe(&self, p: Kp) -> Result {
-        // SAFETY: `p` live; text_mutex and cpus_read_lock held by the core.
-        from_c_ret(unsafe { bindings::arch_prepare_kprobe(p.as_ptr()) })
-    }
-    fn arm_kprobe(&self, p: Kp) {
-        // SAFETY: `p` prepared; text_mutex and cpus_read_lock held.
-        unsafe { bindings::arch_arm_kprobe(p.as_ptr()) };
-    }
-    fn disarm_kprobe(&self, p: Kp) {
-        // SAFETY: `p` armed; text_mutex and cpus_read_lock held.
-        unsafe { bindings::arch_disarm_kprobe(p.as_ptr()) };
-    }
-    fn remove_kprobe(&self, p: Kp) {
-        // SAFETY: `p` prepared and no longer reachable by new hits.
-        unsafe { bindings::arch_remove_kprobe(p.as_ptr()) };
-    }
-    fn trampoline_kprobe(&self, p: Kp) -> bool {
-        // SAFETY: `p` live.
-        unsafe { bindings::arch_trampoline_kprobe(p.as_ptr()) != 0 }
-    }
-    // C's `__ref` (`.ref.text`, never inlined): runs only at init and calls an `__init`
-    // function, which modpost accepts from this section and not from `.text`.
-    #[inline(never)]
-    #[link_section = ".ref.text"]
-    fn init_kprobes(&self) -> Result {
-        // SAFETY: called once from init_kprobes(), without kprobe_mutex (it may register).
-        from_c_ret(unsafe { bindings::arch_init_kprobes() })
-    }
+/// The arch of this build: upstream's C arch code through the `CArch` bridge.
+#[cfg(not(CONFIG_KPROBES_RUST_ARCH))]
+pub type SelectedArch = super::carch::CArch;
 
-    #[cfg(CONFIG_OPTPROBES)]
-    fn prepared_optinsn(&self, ap: Kp) -> bool {
-        // SAFETY: `ap` is an optimized_kprobe; only the address of its `optinsn` is formed.
-        let optinsn = unsafe { addr_of_mut!((*to_op(ap)).optinsn) };
-        // x86's arch_prepared_optinsn() is the static inline `return optinsn->size;`.
-        #[cfg(CONFIG_X86)]
-        // SAFETY: `optinsn` is live with `ap`; `size` is only written under kprobe_mutex, held.
-        let prepared = unsafe { (*optinsn).size } as core::ffi::c_int != 0;
-        #[cfg(not(CONFIG_X86))]
-        // SAFETY: as above; the arch hook only reads it.
-        let prepared = unsafe { arch_prepared_optinsn(optinsn) } != 0;
-        prepared
-    }
-    #[cfg(not(CONFIG_OPTPROBES))]
-    fn prepared_optinsn(&self, _ap: Kp) -> bool {
-        false
-    }
-    #[cfg(CONFIG_OPTPROBES)]
-    fn check_optimized_kprobe(&self, ap: Kp) -> Result {
-        // SAFETY: `ap` is an optimized_kprobe; kprobe_mutex held.
-        from_c_ret(unsafe { bindings::arch_check_optimized_kprobe(to_op(ap)) })
-    }
-    #[cfg(not(CONFIG_OPTPROBES))]
-    fn check_optimized_kprobe(&self, _ap: Kp) -> Result {
-        Err(crate::errno::Errno::EINVAL)
-    }
-    #[cfg(CONFIG_OPTPROBES)]
-    fn prepare_optimized_kprobe(&self, ap: Kp, orig: Kp) {
-        // SAFETY: as above; text locks held.
-        unsafe { bindings::arch_prepare_optimized_kprobe(to_op(ap), orig.as_ptr()) };
-    }
-    #[cfg(not(CONFIG_OPTPROBES))]
-    fn prepare_optimized_kprobe(&self, _ap: Kp, _orig: Kp) {}
-    #[cfg(CONFIG_OPTPROBES)]
-    fn remove_optimized_kprobe(&self, ap: Kp) {
-        // SAFETY: `ap` is an optimized_kprobe.
-        unsafe { bindings::arch_remove_optimized_kprobe(to_op(ap)) };
-    }
-    #[cfg(not(CONFIG_OPTPROBES))]
-    fn remove_optimized_kprobe(&self, _ap: Kp) {}
-    fn optimize_kprobes(&self) {
-        #[cfg(CONFIG_OPTPROBES)]
-        // SAFETY: kprobe_mutex, cpus_read_lock and text_mutex held by the optimizer.
-        unsafe {
-            rkp_arch_optimize_kprobes()
-        };
-    }
-    fn unoptimize_kprobes(&self) {
-        #[cfg(CONFIG_OPTPROBES)]
-        // SAFETY: as above.
-        unsafe {
-            rkp_arch_unoptimize_kprobes()
-        };
-    }
-    #[cfg(CONFIG_OPTPROBES)]
-    fn unoptimize_kprobe(&self, ap: Kp) {
-        // SAFETY: `ap` is an optimized_kprobe; text locks held.
-        unsafe { bindings::arch_unoptimize_kprobe(to_op(ap)) };
-    }
-    #[cfg(not(CONFIG_OPTPROBES))]
-    fn unoptimize_kprobe(&self, _ap: Kp) {}
-    #[cfg(CONFIG_OPTPROBES)]
-    fn within_optimized_kprobe(&self, ap: Kp, addr: usize) -> bool {
-        // SAFETY: `ap` is an optimized_kprobe; the arch only compares addresses.
-        unsafe { bindings::arch_within_optimized_kprobe(to_op(ap), addr as *mut _) != 0 }
-    }
-    #[cfg(not(CONFIG_OPTPROBES))]
-    fn within_optimized_kprobe(&self, _ap: Kp, _addr: usize) -> bool {
-        false
-    }
+/// Resolves `kretprobe_blacklist[]` (the arch's array, C data in every arch); C logs each
+/// name it cannot find.
+pub(crate) fn c_init_kretprobe_blacklist() {
+    // SAFETY: called once from init_kprobes(), before anything reads the blacklist.
+    unsafe { rkp_init_kretprobe_blacklist() };
+}
 
-    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
-    fn prepare_kprobe_ftrace(&self, p: Kp) -> Result {
-        // SAFETY: `p` live; text locks held.
-        from_c_ret(unsafe { bindings::arch_prepare_kprobe_ftrace(p.as_ptr()) })
-    }
-    fn flush_insn_slot(&self, p: Kp) {
-        // An empty macro on these arches; a cache flush elsewhere (loongarch).
-        #[cfg(not(any(CONFIG_X86, CONFIG_ARM64, CONFIG_RISCV, CONFIG_PPC, CONFIG_S390)))]
-        // SAFETY: `p` live.
-        unsafe {
-            rkp_flush_insn_slot(p.as_ptr())
-        };
-        #[cfg(any(CONFIG_X86, CONFIG_ARM64, CONFIG_RISCV, CONFIG_PPC, CONFIG_S390))]
-        let _ = p;
-    }
-    fn lookup_name(&self, name: &[u8], offset: usize) -> usize {
-        let mut buf = MaybeUninit::uninit();
-        let Some(c) = c_name(name, &mut buf) else {
-            return 0;
-        };
-        // SAFETY: NUL-terminated string; the arch (or weak default) may be overridden.
-        unsafe { bindings::kprobe_lookup_name(c.as_ptr().cast(), offset as _) as usize }
-    }
-    fn adjust_kprobe_addr(&self, addr: usize, offset: usize) -> Option<(usize, bool)> {
-        let mut on_func_entry = false;
-        // SAFETY: out-pointer to a local.
-        let a = unsafe {
-            bindings::arch_adjust_kprobe_addr(addr as _, offset as _, &mut on_func_entry)
-        };
-        (!a.is_null()).then_some((a as usize, on_func_entry))
-    }
-    fn within_kprobe_blacklist(&self, addr: usize) -> bool {
-        // SAFETY: pure address query (arch override or weak default).
-        unsafe { bindings::arch_within_kprobe_blacklist(addr as _) }
-    }
-    // `__ref`, as `init_kprobes` above.
-    #[inline(never)]
-    #[link_section = ".ref.text"]
-    fn populate_kprobe_blacklist(&self, _add_area: impl FnMut(usize, usize) -> Result) -> Result {
-        // The C arch code adds its areas through the exported kprobe_add_area_blacklist().
-        // SAFETY: called once at init.
-        from_c_ret(unsafe { bindings::arch_populate_kprobe_blacklist() })
-    }
-    fn init_kretprobe_blacklist(&self) {
-        // SAFETY: called once from init_kprobes(), before anything reads the blacklist.
-        unsafe { rkp_init_kretprobe_blacklist() };
-    }
-    fn init_optinsn_slots(&self) {
-        // SAFETY: called once from init_kprobes(), before arch_init_kprobes() and so before
-        // any slot of the cache is taken.
-        unsafe { rkp_init_optinsn_slots() };
-    }
-    fn in_kretprobe_blacklist(&self, addr: usize) -> bool {
-        let mut i = 0;
-        loop {
-            // SAFETY: bounded by the arch's terminator or size, checked in C.
-            let bp = unsafe { rkp_kretprobe_blackpoint(i) };
-            if bp.is_null() {
-                return false;
-            }
-            // SAFETY: `bp` points into the arch's static array.
-            if unsafe { (*bp).addr } as usize == addr {
-                return true;
-            }
-            i += 1;
+/// `kprobe_optinsn_slots.insn_size = MAX_OPTINSN_SIZE` where the arch has optprobe slots.
+pub(crate) fn c_init_optinsn_slots() {
+    // SAFETY: called once from init_kprobes(), before arch_init_kprobes() and so before any
+    // slot of the cache is taken.
+    unsafe { rkp_init_optinsn_slots() };
+}
+
+/// Whether `addr` is a resolved entry of the arch's `kretprobe_blacklist[]`.
+pub(crate) fn c_in_kretprobe_blacklist(addr: usize) -> bool {
+    let mut i = 0;
+    loop {
+        // SAFETY: bounded by the arch's terminator or size, checked in C.
+        let bp = unsafe { rkp_kretprobe_blackpoint(i) };
+        if bp.is_null() {
+            return false;
         }
+        // SAFETY: `bp` points into the arch's static array.
+        if unsafe { (*bp).addr } as usize == addr {
+            return true;
+        }
+        i += 1;
     }
 }
+
+/// The arch of this build: the native Rust x86_64 arch layer.
+#[cfg(CONFIG_KPROBES_RUST_ARCH)]
+pub type SelectedArch = crate::x86_native::X86;

@@ -46,6 +46,14 @@ ROOTS_OBJPOOL = ("__kretprobe_trampoline_handler", "kretprobe_find_ret_addr", "k
 # NOKPROBE in C where they exist as functions; C's recycle_rp_inst and __kretprobe_find_ret_addr
 # are static helpers a Rust core may inline, so they are roots only if present.
 ROOTS_OPTIONAL = ("recycle_rp_inst", "__kretprobe_find_ret_addr")
+# With the Rust x86 arch layer (CONFIG_KPROBES_RUST_ARCH): the arch's entry points, called by the
+# int3 and fault traps, by a detour and by ftrace (upstream's NOKPROBE_SYMBOLs of
+# arch/x86/kernel/kprobes/{core,opt,ftrace}.c), and the emulators, which the hit path reaches
+# through `p->ainsn.emulate_op` (an indirect call the graph cannot follow; Rust names, matched).
+ROOTS_X86_ARCH = ("kprobe_int3_handler", "kprobe_fault_handler")
+ROOTS_X86_OPTPROBES = ("optimized_callback",)
+ROOTS_X86_FTRACE = ("kprobe_ftrace_handler",)
+ROOT_PATTERN_X86_ARCH = re.compile(r"kprobe_emulate_")
 
 # Reachable functions left probeable on purpose, each with the reason; the same on both cores.
 EXCEPTIONS = {
@@ -184,6 +192,8 @@ def core_objects(bdir):
         crate = bdir / "kernel/kprobes/kprobes_rust.o"
     rust = [crate, bdir / "kernel/kprobes/kprobes_helpers.o"]
     c = [bdir / "kernel/kprobes.o"]
+    if all(p.is_file() for p in rust) and "CONFIG_KPROBES_RUST_ARCH" in config(bdir):
+        return "rust-arch", rust + [bdir / "arch/x86/kernel/kprobes/rust_glue.o"]
     if all(p.is_file() for p in rust):
         return "rust", rust
     if all(p.is_file() for p in c):
@@ -208,6 +218,18 @@ def main():
     if "CONFIG_KRETPROBES" in cfg:
         required += ROOTS_KRETPROBES
         required += ROOTS_RETHOOK if "CONFIG_KRETPROBE_ON_RETHOOK" in cfg else ROOTS_OBJPOOL
+    if impl == "rust-arch":
+        required += ROOTS_X86_ARCH
+        if "CONFIG_OPTPROBES" in cfg:
+            required += ROOTS_X86_OPTPROBES
+        if "CONFIG_KPROBES_ON_FTRACE" in cfg:
+            required += ROOTS_X86_FTRACE
+        emulators = sorted({f for o in objs for f in o.funcs if ROOT_PATTERN_X86_ARCH.search(f)})
+        if not emulators:
+            print("hit-path check: FAIL: no kprobe_emulate_* function in the Rust arch layer",
+                  file=sys.stderr)
+            return 1
+        required += emulators
 
     def owner(name, frm=None):
         """The object defining `name`: the caller's own first, then a global definition."""
@@ -260,7 +282,7 @@ def main():
         if args.verbose:
             print(f"  hit path: {f} [{o.path.name}: {where}]")
     errors += bad
-    if impl == "rust":
+    if impl != "c":
         for callee, callers in sorted(external.items()):
             if PANIC_RE.search(callee):
                 errors.append(f"{', '.join(sorted(callers))} reach a panic path: {callee}")
@@ -279,7 +301,8 @@ def main():
         args.symbols.write_text("\n".join(sorted(set(lines))) + "\n")
 
     nfun = sum(len(o.funcs) for o in objs)
-    summary = (f"hit-path check ({impl} core, {bdir.name}): {len(roots)} entry points, "
+    what = {"c": "C core", "rust": "rust core", "rust-arch": "rust core and x86 arch"}[impl]
+    summary = (f"hit-path check ({what}, {bdir.name}): {len(roots)} entry points, "
                f"{len(reachable)} reachable functions of {nfun} in "
                f"{', '.join(p.name for p in paths)}")
     if errors:

@@ -61,7 +61,18 @@ echo "kernel-flags check (logic): OK ($src)"
 if grep -q 'pub struct kprobe {' rust/bindings/bindings_generated.rs 2>/dev/null; then
 	cp "$tmp/lib.rs" "$tmp/glue.rs"
 	echo "#[path = \"$src/glue/mod.rs\"]" >> "$tmp/glue.rs"
+	echo '#[macro_use]' >> "$tmp/glue.rs"
 	echo 'pub mod glue;' >> "$tmp/glue.rs"
+	# With the Rust x86 arch layer the glue names it: mount it as the crate root does.
+	if grep -q 'CONFIG_KPROBES_RUST_ARCH' include/generated/rustc_cfg; then
+		x86=$(cd "$src/../../arch/x86" && pwd)
+		for m in "lib/insn_decoder/mod.rs insn_decoder" \
+			 "kernel/kprobes/mod.rs x86" "kernel/kprobes/native.rs x86_native"; do
+			set -- $m
+			echo "#[path = \"$x86/$1\"]" >> "$tmp/glue.rs"
+			echo "pub mod $2;" >> "$tmp/glue.rs"
+		done
+	fi
 	check glue --extern kernel --extern ffi --crate-name rkprobes_glue_check "$tmp/glue.rs"
 	echo "kernel-flags check (glue): OK"
 else

@@ -22,6 +22,8 @@ pub mod blacklist;
 pub mod debugfs;
 #[path = "../../../../../../kernel/kprobes/errno.rs"]
 pub mod errno;
+#[path = "../../../../../../kernel/kprobes/hit.rs"]
+pub mod hit;
 #[path = "../../../../../../kernel/kprobes/insn_slot.rs"]
 pub mod insn_slot;
 #[path = "../../../../../../kernel/kprobes/kretprobe.rs"]

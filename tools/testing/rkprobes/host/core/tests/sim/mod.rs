@@ -16,7 +16,7 @@ use std::cell::{Cell, RefCell, RefMut};
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 
-use rkprobes_core::arch::Arch;
+use rkprobes_core::arch::{Arch, ArchHooks};
 use rkprobes_core::blacklist::BlacklistStore;
 use rkprobes_core::errno::{Errno, Result};
 use rkprobes_core::report::{Message, Report, WarnSite};
@@ -1258,87 +1258,95 @@ impl<const OPT: bool, const FTRACE: bool> BlacklistStore for Sim<OPT, FTRACE> {
     }
 }
 
+/// The simulated architecture: int3-style one-byte breakpoints and 5-byte jumps over the
+/// simulated text, as a type separate from the storage, like the kernel's arches.
+pub struct SimArch;
+
 impl<const OPT: bool, const FTRACE: bool> Arch for Sim<OPT, FTRACE> {
+    type Hooks = SimArch;
+}
+
+impl<const OPT: bool, const FTRACE: bool> ArchHooks<Sim<OPT, FTRACE>> for SimArch {
     const OPTPROBES: bool = OPT;
     const KPROBES_ON_FTRACE: bool = FTRACE;
     const OPCODE_SIZE: usize = 1;
     const MAX_OPTIMIZED_LENGTH: usize = if OPT { 15 + 4 } else { 0 };
 
-    fn prepare_kprobe(&self, p: Pid) -> Result {
-        self.assert_text_locked("arch_prepare_kprobe");
-        let addr = self.addr(p);
-        if !self.inner().boundaries.contains(&addr) {
+    fn prepare_kprobe(s: &Sim<OPT, FTRACE>, p: Pid) -> Result {
+        s.assert_text_locked("arch_prepare_kprobe");
+        let addr = s.addr(p);
+        if !s.inner().boundaries.contains(&addr) {
             return Err(Errno::EILSEQ);
         }
-        let slot = self.slot_alloc().ok_or(Errno::ENOMEM)?;
-        let op = self.original_at(addr);
-        self.rec(p, |r| {
+        let slot = s.slot_alloc().ok_or(Errno::ENOMEM)?;
+        let op = s.original_at(addr);
+        s.rec(p, |r| {
             r.opcode = op;
             r.slot = Some(slot);
         });
         Ok(())
     }
-    fn arm_kprobe(&self, p: Pid) {
-        self.assert_text_locked("arch_arm_kprobe");
-        let addr = self.addr(p);
-        let mut i = self.inner();
+    fn arm_kprobe(s: &Sim<OPT, FTRACE>, p: Pid) {
+        s.assert_text_locked("arch_arm_kprobe");
+        let addr = s.addr(p);
+        let mut i = s.inner();
         i.text[addr - TEXT_BASE] = INT3;
     }
-    fn disarm_kprobe(&self, p: Pid) {
-        self.assert_text_locked("arch_disarm_kprobe");
-        let (addr, op) = self.rec(p, |r| (r.addr, r.opcode));
-        let mut i = self.inner();
+    fn disarm_kprobe(s: &Sim<OPT, FTRACE>, p: Pid) {
+        s.assert_text_locked("arch_disarm_kprobe");
+        let (addr, op) = s.rec(p, |r| (r.addr, r.opcode));
+        let mut i = s.inner();
         i.text[addr - TEXT_BASE] = op;
     }
-    fn remove_kprobe(&self, p: Pid) {
-        let slot = self.rec(p, |r| r.slot.take());
+    fn remove_kprobe(s: &Sim<OPT, FTRACE>, p: Pid) {
+        let slot = s.rec(p, |r| r.slot.take());
         // Children keep stale copies of their aggregate's slot, as in C; only the probe that
         // is removed frees it, and a second free of the same slot is a bug.
-        if let Some(s) = slot {
+        if let Some(slot) = slot {
             assert!(
-                self.inner().slots_used.remove(&s),
-                "double free of slot {s}"
+                s.inner().slots_used.remove(&slot),
+                "double free of slot {slot}"
             );
         }
     }
-    fn trampoline_kprobe(&self, _p: Pid) -> bool {
+    fn trampoline_kprobe(_s: &Sim<OPT, FTRACE>, _p: Pid) -> bool {
         false
     }
-    fn init_kprobes(&self) -> Result {
+    fn init_kprobes(s: &Sim<OPT, FTRACE>) -> Result {
         // Last: the arch init may register probes (init_runs_in_c_order checks the order).
-        self.inner().init_steps.push("arch_init_kprobes");
+        s.inner().init_steps.push("arch_init_kprobes");
         Ok(())
     }
-    fn init_kretprobe_blacklist(&self) {
-        let populated = !self.inner().blacklist.is_empty();
+    fn init_kretprobe_blacklist(s: &Sim<OPT, FTRACE>) {
+        let populated = !s.inner().blacklist.is_empty();
         assert!(populated, "the blacklist is populated first");
-        self.inner().init_steps.push("kretprobe_blacklist");
+        s.inner().init_steps.push("kretprobe_blacklist");
     }
-    fn init_optinsn_slots(&self) {
-        self.inner().init_steps.push("optinsn_slots");
+    fn init_optinsn_slots(s: &Sim<OPT, FTRACE>) {
+        s.inner().init_steps.push("optinsn_slots");
     }
 
-    fn prepared_optinsn(&self, ap: Pid) -> bool {
-        self.rec(ap, |r| r.optinsn)
+    fn prepared_optinsn(s: &Sim<OPT, FTRACE>, ap: Pid) -> bool {
+        s.rec(ap, |r| r.optinsn)
     }
-    fn check_optimized_kprobe(&self, ap: Pid) -> Result {
-        let addr = self.addr(ap);
+    fn check_optimized_kprobe(s: &Sim<OPT, FTRACE>, ap: Pid) -> Result {
+        let addr = s.addr(ap);
         for k in 1..JMP_LEN {
-            if let Some(q) = table::get_kprobe(self, addr + k) {
-                if !rkprobes_core::optimizer::kprobe_disarmed(self, q) {
+            if let Some(q) = table::get_kprobe(s, addr + k) {
+                if !rkprobes_core::optimizer::kprobe_disarmed(s, q) {
                     return Err(Errno::EEXIST);
                 }
             }
         }
         Ok(())
     }
-    fn prepare_optimized_kprobe(&self, ap: Pid, _orig: Pid) {
-        let addr = self.addr(ap);
-        let ok = self.inner().optimizable.contains(&addr);
-        self.rec(ap, |r| r.optinsn = ok);
+    fn prepare_optimized_kprobe(s: &Sim<OPT, FTRACE>, ap: Pid, _orig: Pid) {
+        let addr = s.addr(ap);
+        let ok = s.inner().optimizable.contains(&addr);
+        s.rec(ap, |r| r.optinsn = ok);
     }
-    fn remove_optimized_kprobe(&self, ap: Pid) {
-        self.rec(ap, |r| {
+    fn remove_optimized_kprobe(s: &Sim<OPT, FTRACE>, ap: Pid) {
+        s.rec(ap, |r| {
             // The detour goes; a jump may only still be in the text if that text was freed.
             assert!(
                 r.jump_saved.is_none() || r.flags & rkprobes_core::store::KPROBE_FLAG_GONE != 0,
@@ -1348,12 +1356,12 @@ impl<const OPT: bool, const FTRACE: bool> Arch for Sim<OPT, FTRACE> {
             r.jump_saved = None;
         });
     }
-    fn optimize_kprobes(&self) {
-        self.assert_text_locked("arch_optimize_kprobes");
-        assert!(self.mutex_held());
-        self.queue_for_each_safe(OptQueue::Optimizing, |op| {
-            let addr = self.addr(op);
-            let mut i = self.inner();
+    fn optimize_kprobes(s: &Sim<OPT, FTRACE>) {
+        s.assert_text_locked("arch_optimize_kprobes");
+        assert!(s.mutex_held());
+        s.queue_for_each_safe(OptQueue::Optimizing, |op| {
+            let addr = s.addr(op);
+            let mut i = s.inner();
             let at = addr - TEXT_BASE;
             let mut saved = [0u8; JMP_LEN - 1];
             saved.copy_from_slice(&i.text[at + 1..at + JMP_LEN]);
@@ -1364,33 +1372,33 @@ impl<const OPT: bool, const FTRACE: bool> Arch for Sim<OPT, FTRACE> {
             }
             i.recs[op.0].jump_saved = Some(saved);
             drop(i);
-            self.queue_del_init(op);
+            s.queue_del_init(op);
         });
     }
-    fn unoptimize_kprobes(&self) {
-        self.assert_text_locked("arch_unoptimize_kprobes");
-        self.queue_for_each_safe(OptQueue::Unoptimizing, |op| {
-            self.unoptimize_kprobe(op);
-            self.queue_move(op, OptQueue::Freeing);
+    fn unoptimize_kprobes(s: &Sim<OPT, FTRACE>) {
+        s.assert_text_locked("arch_unoptimize_kprobes");
+        s.queue_for_each_safe(OptQueue::Unoptimizing, |op| {
+            Self::unoptimize_kprobe(s, op);
+            s.queue_move(op, OptQueue::Freeing);
         });
     }
-    fn unoptimize_kprobe(&self, ap: Pid) {
-        self.assert_text_locked("arch_unoptimize_kprobe");
-        let (addr, saved) = self.rec(ap, |r| (r.addr, r.jump_saved.take()));
+    fn unoptimize_kprobe(s: &Sim<OPT, FTRACE>, ap: Pid) {
+        s.assert_text_locked("arch_unoptimize_kprobe");
+        let (addr, saved) = s.rec(ap, |r| (r.addr, r.jump_saved.take()));
         if let Some(saved) = saved {
-            let mut i = self.inner();
+            let mut i = s.inner();
             let at = addr - TEXT_BASE;
             i.text[at] = INT3;
             i.text[at + 1..at + JMP_LEN].copy_from_slice(&saved);
         }
     }
-    fn within_optimized_kprobe(&self, ap: Pid, addr: usize) -> bool {
-        let a = self.addr(ap);
+    fn within_optimized_kprobe(s: &Sim<OPT, FTRACE>, ap: Pid, addr: usize) -> bool {
+        let a = s.addr(ap);
         a <= addr && addr < a + JMP_LEN
     }
-    fn prepare_kprobe_ftrace(&self, p: Pid) -> Result {
+    fn prepare_kprobe_ftrace(s: &Sim<OPT, FTRACE>, p: Pid) -> Result {
         assert!(FTRACE);
-        self.rec(p, |r| r.slot = None);
+        s.rec(p, |r| r.slot = None);
         Ok(())
     }
 }

@@ -1,0 +1,1150 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The x86_64 kprobes arch layer in Rust (`CONFIG_KPROBES_RUST_ARCH`): what upstream's
+//! `arch/x86/kernel/kprobes/{core,opt,ftrace}.c` provide, on the pure decisions of
+//! [`crate::x86`] and the core's generic hit-path state machine ([`crate::hit`]).
+//!
+//! Constraints: mounted in the kprobes crate after [`crate::glue`], whose probe handles and
+//! kernel services it uses. The hooks of [`X86`] run under the locks [`ArchHooks`] documents.
+//! The C-linkage entry points (`kprobe_int3_handler`, `kprobe_fault_handler`,
+//! `optimized_callback`, `kprobe_ftrace_handler`, the `kprobe_emulate_*` functions) run in trap
+//! or ftrace context with preemption off: they and everything they reach are in `.kprobes.text`
+//! (`nokprobe!`) or inlined into it, never allocate, never sleep and contain no panic path
+//! (`hitpath-check.py` proves it on the object). What must be C or assembly is in
+//! `rust_glue.c`: the per-CPU state, the kretprobe blacklist, the detour template and wrappers
+//! of static inlines.
+//!
+//! Design: [`Cpu`] is this CPU's `kprobe_ctlblk` and `current_kprobe`, and implements
+//! [`HitArch`] with x86's stepping (a copy of the instruction in a slot, followed by an `int3`
+//! or, boosted, by a jump back), its emulators and its detours; the trap handlers only find the
+//! probe and call the state machine.
+
+use core::ffi::{c_int, c_void};
+use core::ptr::{self, addr_of, addr_of_mut, NonNull};
+
+use kernel::bindings;
+
+use crate::arch::ArchHooks;
+use crate::errno::{Errno, Result};
+use crate::glue::platform::{c_init_kretprobe_blacklist, c_in_kretprobe_blacklist};
+use crate::glue::platform::{c_init_optinsn_slots, Kernel, Kp, KERNEL};
+use crate::hit::{self, HitArch, Skip};
+use crate::store::{OptQueue, ProbeStore, KPROBE_FLAG_DISABLED, KPROBE_FLAG_OPTIMIZED};
+use crate::table;
+use crate::text::KernelText as _;
+use crate::x86::{self as dec, Emulation, KernelText as _, MAX_INSN_SIZE};
+
+extern "C" {
+    fn rkp_x86_execmem_alloc_page() -> *mut c_void;
+    fn rkp_x86_set_memory_rox(page: *mut c_void);
+    fn rkp_x86_perf_text_poke(
+        addr: *const c_void,
+        old: *const c_void,
+        old_len: c_int,
+        new: *const c_void,
+        new_len: c_int,
+    );
+    fn rkp_x86_search_exception_tables(addr: usize) -> bool;
+    fn rkp_x86_get_insn_slot() -> *mut u8;
+    fn rkp_x86_free_insn_slot(slot: *mut u8, dirty: c_int);
+    fn rkp_x86_smap() -> bool;
+    fn rkp_x86_in_entry_text(addr: usize) -> bool;
+    fn rkp_x86_entry_text(start: *mut usize, end: *mut usize);
+    fn rkp_x86_is_cfi_trap(addr: usize) -> bool;
+    fn rkp_x86_kgdb_has_hit_break(addr: usize) -> bool;
+    fn rkp_x86_alternatives_text_reserved(start: usize, end: usize) -> bool;
+    fn rkp_x86_text_reserved(start: usize, end: usize) -> bool;
+    fn rkp_x86_unrecoverable(p: *mut bindings::kprobe) -> !;
+    fn rkp_x86_warn_bad_status();
+    fn rkp_x86_warn_fault_status();
+}
+
+#[cfg(CONFIG_OPTPROBES)]
+extern "C" {
+    fn rkp_x86_get_optinsn_slot() -> *mut u8;
+    fn rkp_x86_free_optinsn_slot(slot: *mut u8, dirty: c_int);
+    fn rkp_x86_warn_optimize_disabled(disabled: bool);
+    fn rkp_x86_preempt_disable();
+    fn rkp_x86_preempt_enable();
+    static optprobe_template_entry: [u8; 0];
+    static optprobe_template_clac: [u8; 0];
+    static optprobe_template_val: [u8; 0];
+    static optprobe_template_call: [u8; 0];
+    static optprobe_template_end: [u8; 0];
+}
+
+#[cfg(CONFIG_KPROBES_ON_FTRACE)]
+extern "C" {
+    fn rkp_x86_ftrace_lock(ip: usize, parent_ip: usize) -> c_int;
+    fn rkp_x86_ftrace_unlock(bit: c_int);
+    fn rkp_x86_ftrace_get_regs(fregs: *mut c_void) -> *mut bindings::pt_regs;
+}
+
+/// `X86_EFLAGS_IF`.
+const IF: usize = dec::X86_EFLAGS_IF as usize;
+/// `MCOUNT_INSN_SIZE`: the size of an ftrace site.
+const MCOUNT_INSN_SIZE: usize = 5;
+
+/// The Kconfig switches and CPU features the decisions depend on.
+fn config() -> dec::Config {
+    dec::Config {
+        preemption: cfg!(CONFIG_PREEMPTION),
+        cfi_clang: cfg!(CONFIG_CFI_CLANG),
+        kgdb: cfg!(CONFIG_KGDB),
+        no_jump_tables: cfg!(CONFIG_MITIGATION_RETPOLINE) || cfg!(CONFIG_X86_KERNEL_IBT),
+        ibt: cfg!(CONFIG_X86_KERNEL_IBT),
+        // SAFETY: reads a boot CPU feature bit.
+        smap: unsafe { rkp_x86_smap() },
+    }
+}
+
+/// Copies `N` bytes of kernel memory at `addr` (`copy_from_kernel_nofault()`); `None` if it
+/// cannot be read.
+fn read_kernel<const N: usize>(addr: usize) -> Option<[u8; N]> {
+    let mut buf = [0u8; N];
+    // SAFETY: `buf` is a local of `N` bytes; the source is checked by the nofault copy.
+    let ret = unsafe {
+        bindings::copy_from_kernel_nofault(buf.as_mut_ptr().cast(), addr as *const c_void, N)
+    };
+    (ret == 0).then_some(buf)
+}
+
+/// `perf_event_text_poke()` on byte slices.
+fn perf_text_poke(addr: usize, old: &[u8], new: &[u8]) {
+    let p = |s: &[u8]| if s.is_empty() { ptr::null() } else { s.as_ptr().cast() };
+    // SAFETY: the slices are valid for their lengths (NULL for empty, as C passes); `addr` is
+    // only recorded.
+    unsafe {
+        rkp_x86_perf_text_poke(
+            addr as *const c_void,
+            p(old),
+            old.len() as c_int,
+            p(new),
+            new.len() as c_int,
+        )
+    };
+}
+
+/// `text_poke(addr, bytes, len)`.
+///
+/// # Safety
+///
+/// `addr..addr + bytes.len()` is kernel text or an instruction slot of ours that no CPU
+/// executes in a way the write can break; `text_mutex` is held.
+unsafe fn text_poke(addr: usize, bytes: &[u8]) {
+    // SAFETY: by the function's contract; `bytes` is valid for its length.
+    unsafe { bindings::text_poke(addr as *mut c_void, bytes.as_ptr().cast(), bytes.len()) };
+}
+
+/// `text_poke_sync()`.
+fn text_poke_sync() {
+    // SAFETY: an IPI round to serialize every CPU; no memory is passed.
+    unsafe { bindings::text_poke_sync() };
+}
+
+/// The `struct optimized_kprobe` around aggregate `ap` (`kp` is its first member).
+#[cfg(CONFIG_OPTPROBES)]
+fn op_of(ap: Kp) -> *mut bindings::optimized_kprobe {
+    ap.as_ptr().cast()
+}
+
+/// `p->ainsn`.
+fn ainsn(p: Kp) -> *mut bindings::arch_specific_insn {
+    // SAFETY: `p` is live; only the field's address is formed.
+    unsafe { addr_of_mut!((*p.as_ptr()).ainsn) }
+}
+
+/// What the decisions read from the running kernel (`crate::x86::KernelText`), for probes
+/// being prepared under `kprobe_mutex`.
+struct Text;
+
+impl Text {
+    /// `__recover_optprobed_insn()`: the bytes at `addr` if the jump of an optimized (or
+    /// unoptimizing) probe covers them.
+    #[cfg(CONFIG_OPTPROBES)]
+    fn recover_optprobed(&self, addr: usize) -> Option<Option<[u8; MAX_INSN_SIZE]>> {
+        for i in 0..dec::JMP32_INSN_SIZE {
+            let Some(kp) = table::get_kprobe(&KERNEL, addr.wrapping_sub(i)) else {
+                continue;
+            };
+            if KERNEL.flags(kp) & KPROBE_FLAG_OPTIMIZED == 0 {
+                continue;
+            }
+            if !(KERNEL.op_list_empty(kp) || crate::optimizer::optprobe_queued_unopt(&KERNEL, kp))
+            {
+                continue;
+            }
+            let Some(mut buf) = read_kernel::<MAX_INSN_SIZE>(addr) else {
+                return Some(None);
+            };
+            let op = op_of(kp);
+            // SAFETY: `kp` is a hashed aggregate, so an optimized_kprobe; kprobe_mutex held.
+            let (opcode, copied) = unsafe { ((*kp.as_ptr()).opcode, (*op).optinsn.copied_insn) };
+            dec::recover_optprobed_insn(&mut buf, addr as u64, KERNEL.addr(kp) as u64, opcode, &copied);
+            return Some(Some(buf));
+        }
+        None
+    }
+}
+
+impl dec::KernelText for Text {
+    fn recover(&self, addr: u64) -> Option<[u8; MAX_INSN_SIZE]> {
+        let addr = addr as usize;
+        #[cfg(CONFIG_OPTPROBES)]
+        if let Some(found) = self.recover_optprobed(addr) {
+            return found;
+        }
+        let kp = table::get_kprobe(&KERNEL, addr);
+        let ftrace = KERNEL.ftrace_location(addr) == addr;
+        let mut buf = read_kernel::<MAX_INSN_SIZE>(addr)?;
+        // SAFETY: a hashed probe is live under kprobe_mutex.
+        let opcode = kp.map(|kp| unsafe { (*kp.as_ptr()).opcode });
+        dec::recover_probed_insn(&mut buf, ftrace, opcode);
+        Some(buf)
+    }
+    fn lookup_size_offset(&self, addr: u64) -> Option<dec::SymbolSpan> {
+        KERNEL
+            .kallsyms_lookup_size_offset(addr as usize)
+            .map(|(size, offset)| dec::SymbolSpan {
+                size: size as u64,
+                offset: offset as u64,
+            })
+    }
+    fn search_exception_tables(&self, addr: u64) -> bool {
+        // SAFETY: a lookup in the exception tables.
+        unsafe { rkp_x86_search_exception_tables(addr as usize) }
+    }
+    fn is_cfi_trap(&self, addr: u64) -> bool {
+        // SAFETY: a lookup in the kCFI trap table.
+        unsafe { rkp_x86_is_cfi_trap(addr as usize) }
+    }
+    fn kgdb_has_hit_break(&self, addr: u64) -> bool {
+        // SAFETY: a lookup in kgdb's breakpoint table.
+        unsafe { rkp_x86_kgdb_has_hit_break(addr as usize) }
+    }
+    fn alternatives_text_reserved(&self, start: u64, end: u64) -> bool {
+        // SAFETY: a lookup in the alternatives tables.
+        unsafe { rkp_x86_alternatives_text_reserved(start as usize, end as usize) }
+    }
+    fn text_reserved(&self, start: u64, end: u64) -> bool {
+        // SAFETY: lookups in the ftrace, alternatives, jump label and static call tables.
+        unsafe { rkp_x86_text_reserved(start as usize, end as usize) }
+    }
+    fn in_entry_text(&self, addr: u64) -> bool {
+        // SAFETY: compares with two linker symbols.
+        unsafe { rkp_x86_in_entry_text(addr as usize) }
+    }
+    fn armed_kprobe_at(&self, addr: u64) -> bool {
+        table::get_kprobe(&KERNEL, addr as usize)
+            .is_some_and(|p| !crate::optimizer::kprobe_disarmed(&KERNEL, p))
+    }
+}
+
+/// The emulation stored in `p->ainsn` by [`store_emulation`].
+#[inline(always)]
+fn load_emulation(a: &bindings::arch_specific_insn, kind: EmulateKind) -> Emulation {
+    // SAFETY (each union read): every member is plain bytes, and `store_emulation` wrote the
+    // member this kind reads.
+    unsafe {
+        match kind {
+            EmulateKind::IfModifiers => Emulation::IfModifier(a.__bindgen_anon_1.opcode),
+            EmulateKind::Ret => Emulation::Ret,
+            EmulateKind::Call => Emulation::Call { rel: a.rel32 },
+            EmulateKind::Jmp => Emulation::Jmp { rel: a.rel32 },
+            EmulateKind::Jcc => Emulation::Jcc {
+                cond: a.__bindgen_anon_1.jcc.type_,
+                rel: a.rel32,
+            },
+            EmulateKind::Loop => Emulation::Loop {
+                kind: a.__bindgen_anon_1.loop_.type_,
+                address_bits: a.__bindgen_anon_1.loop_.asize,
+                rel: a.rel32,
+            },
+            EmulateKind::CallIndirect => Emulation::CallIndirect {
+                reg: a.__bindgen_anon_1.indirect.reg,
+            },
+            EmulateKind::JmpIndirect => Emulation::JmpIndirect {
+                reg: a.__bindgen_anon_1.indirect.reg,
+            },
+        }
+    }
+}
+
+/// Which `kprobe_emulate_*` function runs a probe's instruction.
+#[derive(Clone, Copy)]
+enum EmulateKind {
+    IfModifiers,
+    Ret,
+    Call,
+    Jmp,
+    Jcc,
+    Loop,
+    CallIndirect,
+    JmpIndirect,
+}
+
+/// `p->ainsn.emulate_op` and its operands for `e`, as `prepare_emulation()` sets them.
+fn store_emulation(a: &mut bindings::arch_specific_insn, e: Emulation) {
+    type Op = unsafe extern "C" fn(*mut bindings::kprobe, *mut bindings::pt_regs);
+    let op: Option<Op> = match e {
+        Emulation::None => None,
+        Emulation::IfModifier(opcode) => {
+            a.__bindgen_anon_1.opcode = opcode;
+            Some(kprobe_emulate_ifmodifiers)
+        }
+        Emulation::Ret => Some(kprobe_emulate_ret),
+        Emulation::Call { rel } => {
+            a.rel32 = rel;
+            Some(kprobe_emulate_call)
+        }
+        Emulation::Jmp { rel } => {
+            a.rel32 = rel;
+            Some(kprobe_emulate_jmp)
+        }
+        Emulation::Jcc { cond, rel } => {
+            a.__bindgen_anon_1.jcc.type_ = cond;
+            a.rel32 = rel;
+            Some(kprobe_emulate_jcc)
+        }
+        Emulation::Loop {
+            kind,
+            address_bits,
+            rel,
+        } => {
+            a.__bindgen_anon_1.loop_.type_ = kind;
+            a.__bindgen_anon_1.loop_.asize = address_bits;
+            a.rel32 = rel;
+            Some(kprobe_emulate_loop)
+        }
+        Emulation::CallIndirect { reg } => {
+            a.__bindgen_anon_1.indirect.reg = reg;
+            Some(kprobe_emulate_call_indirect)
+        }
+        Emulation::JmpIndirect { reg } => {
+            a.__bindgen_anon_1.indirect.reg = reg;
+            Some(kprobe_emulate_jmp_indirect)
+        }
+    };
+    a.emulate_op = op;
+}
+
+/// The kernel stack as the emulators push and pop it.
+struct KernelStack;
+
+impl dec::Stack for KernelStack {
+    #[inline(always)]
+    fn write(&mut self, addr: u64, val: u64) {
+        // SAFETY: `addr` is the trapped context's stack pointer after the push; the int3 entry
+        // leaves room below the interrupted frame for exactly this (int3_emulate_push()).
+        unsafe { ptr::write(addr as *mut u64, val) };
+    }
+    #[inline(always)]
+    fn read(&mut self, addr: u64) -> u64 {
+        // SAFETY: `addr` is the trapped context's stack pointer (int3_emulate_pop()).
+        unsafe { ptr::read(addr as *const u64) }
+    }
+}
+
+nokprobe! {
+    /// Runs emulation `e` of a `size`-byte instruction on `regs` (`p->ainsn.emulate_op`).
+    ///
+    /// # Safety
+    ///
+    /// `regs` is the trap frame of the int3 that hit the probe, owned by this trap.
+    #[inline(never)]
+    unsafe fn run_emulation(e: Emulation, size: u8, regs: *mut bindings::pt_regs) {
+        // SAFETY: the trap frame is ours for the duration of the trap (`# Safety`).
+        let r = unsafe { &mut *regs };
+        let mut d = dec::Regs {
+            gpr: [
+                r.ax, r.cx, r.dx, r.bx, r.sp, r.bp, r.si, r.di, r.r8, r.r9, r.r10, r.r11, r.r12,
+                r.r13, r.r14, r.r15,
+            ]
+            .map(|v| v as u64),
+            ip: r.ip as u64,
+            flags: r.flags as u64,
+        };
+        dec::emulate(e, size, &mut d, &mut KernelStack);
+        // Only these change: the instruction pointer, the flags and the stack pointer.
+        r.ip = d.ip as usize;
+        r.flags = d.flags as usize;
+        r.sp = d.gpr[dec::reg::SP] as usize;
+        r.cx = d.gpr[dec::reg::CX] as usize;
+    }
+}
+
+macro_rules! emulators {
+    ($($(#[$m:meta])* $name:ident => $kind:ident;)*) => {
+        $(
+            nokprobe! {
+                $(#[$m])*
+                ///
+                /// # Safety
+                ///
+                /// `p` is the probe that hit and `regs` the int3 trap frame.
+                unsafe extern "C" fn $name(p: *mut bindings::kprobe, regs: *mut bindings::pt_regs) {
+                    // SAFETY: `p` is live while it is the current probe (`# Safety`).
+                    let a = unsafe { &(*p).ainsn };
+                    let e = load_emulation(a, EmulateKind::$kind);
+                    // SAFETY: as said.
+                    unsafe { run_emulation(e, a.size, regs) };
+                }
+            }
+        )*
+    };
+}
+
+emulators! {
+    /// `kprobe_emulate_ifmodifiers()`: cli, sti, pushf, popf.
+    kprobe_emulate_ifmodifiers => IfModifiers;
+    /// `kprobe_emulate_ret()`.
+    kprobe_emulate_ret => Ret;
+    /// `kprobe_emulate_call()`.
+    kprobe_emulate_call => Call;
+    /// `kprobe_emulate_jmp()`.
+    kprobe_emulate_jmp => Jmp;
+    /// `kprobe_emulate_jcc()`.
+    kprobe_emulate_jcc => Jcc;
+    /// `kprobe_emulate_loop()`: loop, loope, loopne, jrcxz.
+    kprobe_emulate_loop => Loop;
+    /// `kprobe_emulate_call_indirect()`.
+    kprobe_emulate_call_indirect => CallIndirect;
+    /// `kprobe_emulate_jmp_indirect()`.
+    kprobe_emulate_jmp_indirect => JmpIndirect;
+}
+
+/// The x86_64 arch.
+pub struct X86;
+
+impl ArchHooks<Kernel> for X86 {
+    const OPTPROBES: bool = cfg!(CONFIG_OPTPROBES);
+    const KPROBES_ON_FTRACE: bool = cfg!(CONFIG_KPROBES_ON_FTRACE);
+    const OPCODE_SIZE: usize = 1;
+    const MAX_OPTIMIZED_LENGTH: usize = if cfg!(CONFIG_OPTPROBES) {
+        dec::MAX_OPTIMIZED_LENGTH
+    } else {
+        0
+    };
+
+    fn prepare_kprobe(s: &Kernel, p: Kp) -> Result {
+        let addr = s.addr(p);
+        let cfg = config();
+        // Upstream's order of refusals: alternatives, can_probe, then the slot.
+        if Text.alternatives_text_reserved(addr as u64, addr as u64) {
+            return Err(Errno::EINVAL);
+        }
+        if !dec::can_probe(&Text, &cfg, addr as u64) {
+            return Err(Errno::EILSEQ);
+        }
+        let a = ainsn(p);
+        // SAFETY: `p` is being registered under kprobe_mutex: nobody else uses `ainsn`; all
+        // zero is a valid `arch_specific_insn` (memset in C).
+        unsafe { ptr::write_bytes(a, 0, 1) };
+        // SAFETY: takes a slot from the kprobe instruction cache.
+        let slot = unsafe { rkp_x86_get_insn_slot() };
+        if slot.is_null() {
+            return Err(Errno::ENOMEM);
+        }
+        let prep = match dec::prepare_kprobe(
+            &Text,
+            &cfg,
+            addr as u64,
+            slot as u64,
+            s.has_post_handler(p),
+        ) {
+            Ok(prep) => prep,
+            Err(e) => {
+                // SAFETY: the slot was just taken and never used.
+                unsafe { rkp_x86_free_insn_slot(slot, 0) };
+                return Err(Errno::from_neg(e).unwrap_or(Errno::EINVAL));
+            }
+        };
+        // SAFETY: as for the memset; `a` is valid and not otherwise referenced.
+        let a = unsafe { &mut *a };
+        a.insn = slot;
+        a.size = prep.size;
+        a.set_boostable(prep.boostable.into());
+        store_emulation(a, prep.emulation);
+        a.tp_len = prep.len as c_int;
+        // SAFETY: `p` is live and not yet armed.
+        unsafe { (*p.as_ptr()).opcode = prep.opcode };
+        let bytes = prep.slot.get(..prep.len).unwrap_or(&[]);
+        perf_text_poke(slot as usize, &[], bytes);
+        // SAFETY: the slot is ours and not yet reachable; text_mutex held by the core.
+        unsafe { text_poke(slot as usize, bytes) };
+        Ok(())
+    }
+
+    fn arm_kprobe(s: &Kernel, p: Kp) {
+        let addr = s.addr(p);
+        let int3 = [dec::INT3_INSN_OPCODE];
+        // SAFETY: `addr` is the prepared probe's instruction; text_mutex held.
+        unsafe { text_poke(addr, &int3) };
+        text_poke_sync();
+        // SAFETY: `p` is live.
+        let opcode = unsafe { (*p.as_ptr()).opcode };
+        perf_text_poke(addr, &[opcode], &int3);
+    }
+
+    fn disarm_kprobe(s: &Kernel, p: Kp) {
+        let addr = s.addr(p);
+        // SAFETY: `p` is live.
+        let opcode = [unsafe { (*p.as_ptr()).opcode }];
+        perf_text_poke(addr, &[dec::INT3_INSN_OPCODE], &opcode);
+        // SAFETY: restores the byte the breakpoint replaced; text_mutex held.
+        unsafe { text_poke(addr, &opcode) };
+        text_poke_sync();
+    }
+
+    fn remove_kprobe(_s: &Kernel, p: Kp) {
+        // SAFETY: `p` is no longer reachable by new hits; nobody else uses `ainsn`.
+        let a = unsafe { &mut *ainsn(p) };
+        if a.insn.is_null() {
+            return;
+        }
+        let len = usize::try_from(a.tp_len).unwrap_or(0);
+        // SAFETY: the slot holds `tp_len` bytes we poked.
+        let old = unsafe { core::slice::from_raw_parts(a.insn, len) };
+        perf_text_poke(a.insn as usize, old, &[]);
+        // SAFETY: the slot came from the kprobe instruction cache.
+        unsafe { rkp_x86_free_insn_slot(a.insn, a.boostable() as c_int) };
+        a.insn = ptr::null_mut();
+    }
+
+    fn trampoline_kprobe(_s: &Kernel, _p: Kp) -> bool {
+        false
+    }
+
+    fn init_kprobes(_s: &Kernel) -> Result {
+        Ok(())
+    }
+
+    fn populate_kprobe_blacklist(
+        _s: &Kernel,
+        mut add_area: impl FnMut(usize, usize) -> Result,
+    ) -> Result {
+        let (mut start, mut end) = (0, 0);
+        // SAFETY: out-pointers to locals.
+        unsafe { rkp_x86_entry_text(&mut start, &mut end) };
+        add_area(start as usize, end as usize)
+    }
+
+    fn adjust_kprobe_addr(_s: &Kernel, addr: usize, offset: usize) -> Option<(usize, bool)> {
+        let first = read_kernel::<4>(addr).map(u32::from_le_bytes);
+        dec::adjust_kprobe_addr(&config(), addr as u64, offset as u64, first)
+            .map(|(a, entry)| (a as usize, entry))
+    }
+
+    fn init_kretprobe_blacklist(_s: &Kernel) {
+        c_init_kretprobe_blacklist();
+    }
+
+    fn init_optinsn_slots(_s: &Kernel) {
+        c_init_optinsn_slots();
+    }
+
+    fn in_kretprobe_blacklist(_s: &Kernel, addr: usize) -> bool {
+        c_in_kretprobe_blacklist(addr)
+    }
+
+    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
+    fn prepare_kprobe_ftrace(_s: &Kernel, p: Kp) -> Result {
+        // SAFETY: `p` is being registered under kprobe_mutex.
+        let a = unsafe { &mut *ainsn(p) };
+        a.insn = ptr::null_mut();
+        a.set_boostable(0);
+        Ok(())
+    }
+
+    #[cfg(CONFIG_OPTPROBES)]
+    fn prepared_optinsn(_s: &Kernel, ap: Kp) -> bool {
+        // SAFETY: `ap` is an optimized_kprobe; `size` is written under kprobe_mutex, held.
+        unsafe { (*op_of(ap)).optinsn.size != 0 }
+    }
+    #[cfg(not(CONFIG_OPTPROBES))]
+    fn prepared_optinsn(_s: &Kernel, _ap: Kp) -> bool {
+        false
+    }
+
+    #[cfg(CONFIG_OPTPROBES)]
+    fn check_optimized_kprobe(s: &Kernel, ap: Kp) -> Result {
+        // SAFETY: as above.
+        let size = unsafe { (*op_of(ap)).optinsn.size };
+        dec::check_optimized_kprobe(&Text, s.addr(ap) as u64, size)
+            .map_err(|e| Errno::from_neg(e).unwrap_or(Errno::EINVAL))
+    }
+    #[cfg(not(CONFIG_OPTPROBES))]
+    fn check_optimized_kprobe(_s: &Kernel, _ap: Kp) -> Result {
+        Err(Errno::EINVAL)
+    }
+
+    #[cfg(CONFIG_OPTPROBES)]
+    fn prepare_optimized_kprobe(s: &Kernel, ap: Kp, _orig: Kp) {
+        opt::prepare(s, ap);
+    }
+    #[cfg(not(CONFIG_OPTPROBES))]
+    fn prepare_optimized_kprobe(_s: &Kernel, _ap: Kp, _orig: Kp) {}
+
+    #[cfg(CONFIG_OPTPROBES)]
+    fn remove_optimized_kprobe(_s: &Kernel, ap: Kp) {
+        opt::remove(ap, true);
+    }
+    #[cfg(not(CONFIG_OPTPROBES))]
+    fn remove_optimized_kprobe(_s: &Kernel, _ap: Kp) {}
+
+    fn optimize_kprobes(s: &Kernel) {
+        #[cfg(CONFIG_OPTPROBES)]
+        s.queue_for_each_safe(OptQueue::Optimizing, |ap| {
+            opt::install_jump(s, ap);
+            s.queue_del_init(ap);
+        });
+        #[cfg(not(CONFIG_OPTPROBES))]
+        let _ = s;
+    }
+
+    fn unoptimize_kprobes(s: &Kernel) {
+        #[cfg(CONFIG_OPTPROBES)]
+        s.queue_for_each_safe(OptQueue::Unoptimizing, |ap| {
+            Self::unoptimize_kprobe(s, ap);
+            s.queue_move(ap, OptQueue::Freeing);
+        });
+        #[cfg(not(CONFIG_OPTPROBES))]
+        let _ = s;
+    }
+
+    #[cfg(CONFIG_OPTPROBES)]
+    fn unoptimize_kprobe(s: &Kernel, ap: Kp) {
+        opt::remove_jump(s, ap);
+    }
+    #[cfg(not(CONFIG_OPTPROBES))]
+    fn unoptimize_kprobe(_s: &Kernel, _ap: Kp) {}
+
+    #[cfg(CONFIG_OPTPROBES)]
+    fn within_optimized_kprobe(s: &Kernel, ap: Kp, addr: usize) -> bool {
+        // SAFETY: as above.
+        let size = unsafe { (*op_of(ap)).optinsn.size };
+        let start = s.addr(ap);
+        start <= addr && addr < start.wrapping_add(size)
+    }
+    #[cfg(not(CONFIG_OPTPROBES))]
+    fn within_optimized_kprobe(_s: &Kernel, _ap: Kp, _addr: usize) -> bool {
+        false
+    }
+}
+
+/// Jump optimization: detours and the jumps into them.
+#[cfg(CONFIG_OPTPROBES)]
+mod opt {
+    use super::*;
+
+    /// The largest detour: `MAX_OPTINSN_SIZE` stays well below it (about 120 bytes).
+    const DETOUR_BUF: usize = 256;
+
+    /// The detour template of `rust_glue.c` and the offsets of its holes.
+    pub(super) fn template() -> dec::Template<'static> {
+        // Only the addresses of the assembler labels are taken.
+        let (entry, clac, val, call, end) = (
+            addr_of!(optprobe_template_entry) as usize,
+            addr_of!(optprobe_template_clac) as usize,
+            addr_of!(optprobe_template_val) as usize,
+            addr_of!(optprobe_template_call) as usize,
+            addr_of!(optprobe_template_end) as usize,
+        );
+        // SAFETY: `entry..end` is the template's code in .rodata, immutable and static.
+        let code = unsafe {
+            core::slice::from_raw_parts(entry as *const u8, end.saturating_sub(entry))
+        };
+        dec::Template {
+            code,
+            clac: clac.wrapping_sub(entry),
+            val: val.wrapping_sub(entry),
+            call: call.wrapping_sub(entry),
+            callback: optimized_callback as *const () as usize as u64,
+        }
+    }
+
+    /// `arch_prepare_optimized_kprobe()`: builds the detour of `ap`; on failure `ap` keeps no
+    /// detour and stays unoptimizable.
+    pub(super) fn prepare(s: &Kernel, ap: Kp) {
+        let addr = s.addr(ap) as u64;
+        let cfg = config();
+        if !dec::can_optimize(&Text, &cfg, addr) {
+            return;
+        }
+        let tmpl = template();
+        let mut buf = [0u8; DETOUR_BUF];
+        let Some(buf) = buf.get_mut(..tmpl.max_optinsn_size()) else {
+            return;
+        };
+        // SAFETY: takes a slot from the optprobe instruction cache.
+        let slot = unsafe { rkp_x86_get_optinsn_slot() };
+        if slot.is_null() {
+            return;
+        }
+        let op = op_of(ap);
+        // SAFETY: `op` is live; kprobe_mutex held.
+        unsafe { (*op).optinsn.insn = slot };
+        match dec::prepare_optimized_kprobe(&Text, &cfg, addr, slot as u64, op as u64, &tmpl, buf)
+        {
+            Ok(o) => {
+                // SAFETY: as above.
+                unsafe { (*op).optinsn.size = o.size };
+                let bytes = buf.get(..o.len).unwrap_or(&[]);
+                perf_text_poke(slot as usize, &[], bytes);
+                // SAFETY: the slot is ours and not reachable until the jump is installed.
+                unsafe { text_poke(slot as usize, bytes) };
+            }
+            Err(_) => remove(ap, false),
+        }
+    }
+
+    /// `__arch_remove_optimized_kprobe(op, dirty)`.
+    pub(super) fn remove(ap: Kp, dirty: bool) {
+        let op = op_of(ap);
+        // SAFETY: `op` is live; kprobe_mutex held.
+        let (slot, size) = unsafe { ((*op).optinsn.insn, (*op).optinsn.size) };
+        if slot.is_null() {
+            return;
+        }
+        if dirty {
+            let len = template()
+                .code
+                .len()
+                .wrapping_add(size)
+                .wrapping_add(dec::JMP32_INSN_SIZE);
+            // SAFETY: the slot holds the `len` bytes of the detour.
+            let old = unsafe { core::slice::from_raw_parts(slot, len) };
+            perf_text_poke(slot as usize, old, &[]);
+        }
+        // SAFETY: the slot came from the optprobe cache.
+        unsafe { rkp_x86_free_optinsn_slot(slot, dirty as c_int) };
+        // SAFETY: as above.
+        unsafe {
+            (*op).optinsn.insn = ptr::null_mut();
+            (*op).optinsn.size = 0;
+        }
+    }
+
+    /// `arch_optimize_kprobes()` for one probe: its int3 becomes a jump into the detour.
+    pub(super) fn install_jump(s: &Kernel, ap: Kp) {
+        let addr = s.addr(ap);
+        let op = op_of(ap);
+        // SAFETY: as above.
+        let slot = unsafe { (*op).optinsn.insn } as usize;
+        let rel = slot.wrapping_sub(addr.wrapping_add(dec::JMP32_INSN_SIZE)) as u32;
+        // SAFETY: a WARN_ON on a flag.
+        unsafe { rkp_x86_warn_optimize_disabled(s.flags(ap) & KPROBE_FLAG_DISABLED != 0) };
+        // The four bytes after the int3 that the jump overwrites.
+        let after = read_kernel::<{ dec::DISP32_SIZE }>(addr.wrapping_add(1)).unwrap_or_default();
+        // SAFETY: as above.
+        unsafe { (*op).optinsn.copied_insn = after };
+        let r = rel.to_le_bytes();
+        let jmp = [dec::JMP32_INSN_OPCODE, r[0], r[1], r[2], r[3]];
+        // SAFETY: the probe is armed (int3 in place) and the core waited for a task-RCU grace
+        // period, so nothing runs the four bytes after it; text_mutex held.
+        unsafe {
+            bindings::text_poke_bp(addr as *mut c_void, jmp.as_ptr().cast(), jmp.len(), ptr::null())
+        };
+    }
+
+    /// `arch_unoptimize_kprobe()`: the jump goes back to an int3 and the original bytes.
+    pub(super) fn remove_jump(s: &Kernel, ap: Kp) {
+        let addr = s.addr(ap);
+        let op = op_of(ap);
+        // SAFETY: as above.
+        let copied = unsafe { (*op).optinsn.copied_insn };
+        let new = [dec::INT3_INSN_OPCODE, copied[0], copied[1], copied[2], copied[3]];
+        let old = read_kernel::<{ dec::JMP32_INSN_SIZE }>(addr).unwrap_or_default();
+        // SAFETY: first the int3, synchronized, then the bytes behind it, which no CPU runs
+        // once the int3 is seen everywhere; text_mutex held.
+        unsafe { text_poke(addr, &new[..1]) };
+        text_poke_sync();
+        // SAFETY: as said.
+        unsafe { text_poke(addr.wrapping_add(1), &new[1..]) };
+        text_poke_sync();
+        perf_text_poke(addr, &old, &new);
+    }
+}
+
+/// This CPU's kprobe state: `kprobe_ctlblk` and `current_kprobe`.
+///
+/// # Invariants
+///
+/// Both pointers are this CPU's instances, and the CPU does not change while the value lives
+/// (preemption is off in every context that builds one).
+struct Cpu {
+    kcb: *mut bindings::kprobe_ctlblk,
+    current: *mut *mut bindings::kprobe,
+}
+
+/// `this_cpu_ptr(&var)`.
+macro_rules! this_cpu_ptr {
+    ($var:path) => {{
+        #[cfg(CONFIG_SMP)]
+        {
+            let p: usize;
+            // SAFETY: reads this CPU's `this_cpu_off` (%gs-relative, as C's
+            // `raw_cpu_read_long(this_cpu_off)`) and adds the per-CPU offset of the variable,
+            // an absolute reference the relocation tool leaves alone as for C.
+            unsafe {
+                core::arch::asm!(
+                    "movq %gs:{off}(%rip), {p}",
+                    "addq ${var}, {p}",
+                    p = out(reg) p,
+                    off = sym bindings::this_cpu_off,
+                    var = sym $var,
+                    options(att_syntax, nostack, readonly, pure)
+                )
+            };
+            p as *mut _
+        }
+        #[cfg(not(CONFIG_SMP))]
+        {
+            // On UP a per-CPU variable is a plain one; only its address is taken.
+            addr_of_mut!($var)
+        }
+    }};
+}
+
+impl Cpu {
+    /// This CPU's state.
+    ///
+    /// # Safety
+    ///
+    /// Preemption is disabled until the value is dropped.
+    #[inline(always)]
+    unsafe fn this() -> Self {
+        // INVARIANT: this CPU's instances; the caller keeps preemption off.
+        Cpu {
+            kcb: this_cpu_ptr!(bindings::kprobe_ctlblk),
+            current: this_cpu_ptr!(bindings::current_kprobe),
+        }
+    }
+
+    #[inline(always)]
+    fn kcb(&self) -> &mut bindings::kprobe_ctlblk {
+        // SAFETY: this CPU's control block (invariant); only this CPU, in this trap, touches it
+        // and no other reference to it is live.
+        unsafe { &mut *self.kcb }
+    }
+
+    #[inline(always)]
+    fn regs(regs: *mut bindings::pt_regs) -> &'static mut bindings::pt_regs {
+        // SAFETY: the trap frame of this trap, owned by it while the handler runs.
+        unsafe { &mut *regs }
+    }
+}
+
+impl HitArch for Cpu {
+    type Probe = Kp;
+    type Regs = *mut bindings::pt_regs;
+    const REENTER_WHILE_STEPPING: bool = true;
+
+    #[inline(always)]
+    fn current(&self) -> Option<Kp> {
+        // SAFETY: this CPU's `current_kprobe` (invariant).
+        let p = unsafe { ptr::read_volatile(self.current) };
+        // SAFETY: a current probe is live until it stops being current.
+        NonNull::new(p).map(|p| unsafe { Kp::from_raw(p) })
+    }
+    #[inline(always)]
+    fn set_current(&self, p: Option<Kp>) {
+        // SAFETY: as above.
+        unsafe { ptr::write_volatile(self.current, p.map_or(ptr::null_mut(), Kp::as_ptr)) };
+    }
+    #[inline(always)]
+    fn set_current_kprobe(&self, p: Kp, regs: Self::Regs) {
+        self.set_current(Some(p));
+        let flags = Self::regs(regs).flags & IF;
+        let kcb = self.kcb();
+        kcb.kprobe_old_flags = flags;
+        kcb.kprobe_saved_flags = flags;
+    }
+    #[inline(always)]
+    fn status(&self) -> u32 {
+        self.kcb().kprobe_status as u32
+    }
+    #[inline(always)]
+    fn set_status(&self, status: u32) {
+        self.kcb().kprobe_status = status as usize;
+    }
+    #[inline(always)]
+    fn save_previous(&self) {
+        let cur = self.current().map_or(ptr::null_mut(), Kp::as_ptr);
+        let kcb = self.kcb();
+        kcb.prev_kprobe.kp = cur;
+        kcb.prev_kprobe.status = kcb.kprobe_status;
+        kcb.prev_kprobe.old_flags = kcb.kprobe_old_flags;
+        kcb.prev_kprobe.saved_flags = kcb.kprobe_saved_flags;
+    }
+    #[inline(always)]
+    fn restore_previous(&self) {
+        let kcb = self.kcb();
+        let prev = kcb.prev_kprobe.kp;
+        kcb.kprobe_status = kcb.prev_kprobe.status;
+        kcb.kprobe_old_flags = kcb.prev_kprobe.old_flags;
+        kcb.kprobe_saved_flags = kcb.prev_kprobe.saved_flags;
+        // SAFETY: as for `current`.
+        unsafe { ptr::write_volatile(self.current, prev) };
+    }
+    #[inline(always)]
+    fn inc_nmissed(&self, p: Kp) {
+        // kprobes_inc_nmissed_count(): an aggregate counts the miss in each of its probes.
+        table::kprobes_inc_nmissed_count(&KERNEL, p);
+    }
+    #[inline(always)]
+    fn disabled(&self, p: Kp) -> bool {
+        KERNEL.flags(p) & KPROBE_FLAG_DISABLED != 0
+    }
+    #[inline(always)]
+    fn call_pre_handler(&self, p: Kp, regs: Self::Regs) -> bool {
+        KERNEL.call_pre_handler(p, regs) != 0
+    }
+    #[inline(always)]
+    fn call_post_handler(&self, p: Kp, regs: Self::Regs) {
+        KERNEL.call_post_handler(p, regs, 0);
+    }
+    #[inline(always)]
+    fn skip_step(&self, p: Kp, regs: Self::Regs, _reenter: bool) -> Skip {
+        #[cfg(CONFIG_OPTPROBES)]
+        if KERNEL.flags(p) & KPROBE_FLAG_OPTIMIZED != 0 {
+            // setup_detour_execution(): run the copied instructions of the detour.
+            // SAFETY: an optimized probe is an optimized_kprobe with a prepared detour.
+            let slot = unsafe { (*op_of(p)).optinsn.insn } as usize;
+            let code_len = opt::template().code.len();
+            Self::regs(regs).ip = slot.wrapping_add(code_len) as usize;
+            return Skip::Detour;
+        }
+        // SAFETY: `p` is live while it hits.
+        let a = unsafe { &*ainsn(p) };
+        if !cfg!(CONFIG_PREEMPTION) && a.boostable() != 0 {
+            Self::regs(regs).ip = a.insn as usize;
+            return Skip::Boost;
+        }
+        Skip::No
+    }
+    #[inline(always)]
+    fn emulates(&self, p: Kp) -> bool {
+        // SAFETY: as above.
+        unsafe { (*ainsn(p)).emulate_op.is_some() }
+    }
+    #[inline(always)]
+    fn emulate(&self, p: Kp, regs: Self::Regs) {
+        // SAFETY: as above; the emulator is one of ours, set by `prepare_kprobe`.
+        unsafe {
+            if let Some(f) = (*ainsn(p)).emulate_op {
+                f(p.as_ptr(), regs);
+            }
+        }
+    }
+    #[inline(always)]
+    fn start_step(&self, p: Kp, regs: Self::Regs) {
+        let r = Self::regs(regs);
+        r.flags &= !IF;
+        // SAFETY: as above.
+        r.ip = unsafe { (*ainsn(p)).insn } as usize;
+    }
+    #[inline(always)]
+    fn in_step(&self, p: Kp, regs: Self::Regs) -> bool {
+        // SAFETY: as above.
+        let slot = unsafe { (*ainsn(p)).insn } as usize;
+        let ip = Self::regs(regs).ip as usize;
+        slot < ip && ip < slot.wrapping_add(MAX_INSN_SIZE)
+    }
+    #[inline(always)]
+    fn finish_step(&self, p: Kp, regs: Self::Regs) {
+        // resume_singlestep(): the int3 after the copy trapped; go on after the original.
+        // SAFETY: as above.
+        let slot = unsafe { (*ainsn(p)).insn } as usize;
+        let orig = KERNEL.addr(p) as usize;
+        let saved = self.kcb().kprobe_saved_flags;
+        let r = Self::regs(regs);
+        r.flags |= saved;
+        r.ip = r
+            .ip
+            .wrapping_add(orig.wrapping_sub(slot))
+            .wrapping_sub(dec::INT3_INSN_SIZE as usize);
+    }
+    #[inline(always)]
+    fn faulted_in_step(&self, p: Kp, regs: Self::Regs) -> bool {
+        // SAFETY: as above.
+        Self::regs(regs).ip == unsafe { (*ainsn(p)).insn } as usize
+    }
+    #[inline(always)]
+    fn unwind_fault(&self, p: Kp, regs: Self::Regs) {
+        let old = self.kcb().kprobe_old_flags;
+        let r = Self::regs(regs);
+        r.ip = KERNEL.addr(p) as usize;
+        r.flags |= old;
+    }
+    #[inline(always)]
+    fn unrecoverable(&self, p: Kp) -> ! {
+        // SAFETY: logs the probe and BUG()s.
+        unsafe { rkp_x86_unrecoverable(p.as_ptr()) }
+    }
+    #[inline(always)]
+    fn warn_bad_status(&self) {
+        // SAFETY: a WARN_ON(1).
+        unsafe { rkp_x86_warn_bad_status() };
+    }
+    #[inline(always)]
+    fn warn_fault_status(&self) {
+        // SAFETY: a WARN_ON(1).
+        unsafe { rkp_x86_warn_fault_status() };
+    }
+    #[inline(always)]
+    fn ip(&self, regs: Self::Regs) -> usize {
+        Self::regs(regs).ip as usize
+    }
+    #[inline(always)]
+    fn set_ip(&self, regs: Self::Regs, ip: usize) {
+        Self::regs(regs).ip = ip as usize;
+    }
+}
+
+nokprobe! {
+    /// `kprobe_int3_handler()`: called by the int3 trap (`do_int3()`) with interrupts off.
+    /// Returns 1 if the trap was a kprobe's.
+    ///
+    /// # Safety
+    ///
+    /// `regs` is the trap frame of an int3 taken on this CPU, interrupts disabled.
+    #[no_mangle]
+    pub unsafe extern "C" fn kprobe_int3_handler(regs: *mut bindings::pt_regs) -> c_int {
+        let r = Cpu::regs(regs);
+        // user_mode(regs)
+        // SAFETY: `cs` is the low 16 bits of the saved code segment.
+        if unsafe { r.__bindgen_anon_1.cs } & 3 != 0 {
+            return 0;
+        }
+        let addr = (r.ip as usize).wrapping_sub(dec::INT3_INSN_SIZE);
+        // SAFETY: interrupts are off, so is preemption.
+        let cpu = unsafe { Cpu::this() };
+        if let Some(p) = table::get_kprobe(&KERNEL, addr) {
+            if hit::handle_hit(&cpu, p, regs) {
+                return 1;
+            }
+        } else if hit::step_done(&cpu, regs) {
+            return 1;
+        }
+        // Not a kprobe's int3: if it is gone (a probe removed since), retry the instruction.
+        // SAFETY: `addr` is the kernel text byte the int3 was taken at.
+        if unsafe { ptr::read_volatile(addr as *const u8) } != dec::INT3_INSN_OPCODE {
+            Cpu::regs(regs).ip = addr as usize;
+            return 1;
+        }
+        0
+    }
+}
+
+nokprobe! {
+    /// `kprobe_fault_handler()`: a fault (or trap `trapnr`) while a probe is running on this
+    /// CPU (`kprobe_page_fault()`, the trap handlers). Always 0: the fault is handled as usual.
+    ///
+    /// # Safety
+    ///
+    /// `regs` is the fault's trap frame; preemption is disabled.
+    #[no_mangle]
+    pub unsafe extern "C" fn kprobe_fault_handler(
+        regs: *mut bindings::pt_regs,
+        _trapnr: c_int,
+    ) -> c_int {
+        // SAFETY: preemption is disabled (`# Safety`).
+        let cpu = unsafe { Cpu::this() };
+        c_int::from(hit::step_faulted(&cpu, regs))
+    }
+}
+
+nokprobe! {
+    /// `optimized_callback()`: called by a detour with the `pt_regs` it built.
+    ///
+    /// # Safety
+    ///
+    /// `op` is the optimized probe whose detour runs; `regs` the frame the detour built.
+    #[cfg(CONFIG_OPTPROBES)]
+    #[no_mangle]
+    pub unsafe extern "C" fn optimized_callback(
+        op: *mut bindings::optimized_kprobe,
+        regs: *mut bindings::pt_regs,
+    ) {
+        // SAFETY: `op` is live while its detour can run (`# Safety`).
+        let p = unsafe { Kp::from_raw(NonNull::new_unchecked(addr_of_mut!((*op).kp))) };
+        // Possible while the probe waits to be unoptimized.
+        if KERNEL.flags(p) & KPROBE_FLAG_DISABLED != 0 {
+            return;
+        }
+        // SAFETY: balanced below.
+        unsafe { rkp_x86_preempt_disable() };
+        // SAFETY: preemption is disabled until the end of the block.
+        let cpu = unsafe { Cpu::this() };
+        hit::optimized_hit(
+            &cpu,
+            p,
+            regs,
+            |regs| {
+                let r = Cpu::regs(regs);
+                // The detour pushed %rsp after one more word, and skipped cs and orig_ax.
+                r.sp = r.sp.wrapping_add(core::mem::size_of::<usize>() as usize);
+                r.__bindgen_anon_1.cs = bindings::__KERNEL_CS as u16;
+                r.ip = (KERNEL.addr(p) as usize).wrapping_add(dec::INT3_INSN_SIZE as usize);
+                r.orig_ax = !0;
+            },
+            // SAFETY: `p` is the live aggregate whose detour runs.
+            |p, regs| unsafe { crate::glue::exports::opt_pre_handler(p.as_ptr(), regs) },
+        );
+        // SAFETY: balances the disable above.
+        unsafe { rkp_x86_preempt_enable() };
+    }
+}
+
+nokprobe! {
+    /// `kprobe_ftrace_handler()`: the `ftrace_ops` callback of probes on ftrace sites.
+    ///
+    /// # Safety
+    ///
+    /// Called by ftrace for the site at `ip` with preemption disabled and `fregs` the saved
+    /// registers (`FTRACE_OPS_FL_SAVE_REGS`).
+    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
+    #[no_mangle]
+    pub unsafe extern "C" fn kprobe_ftrace_handler(
+        ip: usize,
+        parent_ip: usize,
+        _ops: *mut bindings::ftrace_ops,
+        fregs: *mut bindings::ftrace_regs,
+    ) {
+        // SAFETY: READ_ONCE of a flag ftrace sets when it dies.
+        if unsafe { ptr::read_volatile(addr_of!(bindings::kprobe_ftrace_disabled)) } {
+            return;
+        }
+        // SAFETY: ftrace's recursion protection, released below.
+        let bit = unsafe { rkp_x86_ftrace_lock(ip, parent_ip) };
+        if bit < 0 {
+            return;
+        }
+        if let Some(p) = table::get_kprobe(&KERNEL, ip as usize) {
+            // SAFETY: the saved registers of this call.
+            let regs = unsafe { rkp_x86_ftrace_get_regs(fregs.cast()) };
+            // SAFETY: preemption is disabled (`# Safety`).
+            let cpu = unsafe { Cpu::this() };
+            hit::ftrace_hit(&cpu, p, regs, ip as usize, dec::INT3_INSN_SIZE, MCOUNT_INSN_SIZE);
+        }
+        // SAFETY: releases the lock taken above.
+        unsafe { rkp_x86_ftrace_unlock(bit) };
+    }
+}
+
+/// `alloc_insn_page()`: a page for instruction slots, read-only and executable.
+///
+/// # Safety
+///
+/// Called by the instruction-slot cache in process context.
+#[no_mangle]
+pub unsafe extern "C" fn alloc_insn_page() -> *mut c_void {
+    // SAFETY: allocates from execmem's kprobes range.
+    let page = unsafe { rkp_x86_execmem_alloc_page() };
+    if !page.is_null() {
+        // SAFETY: the page was just allocated and is ours.
+        unsafe { rkp_x86_set_memory_rox(page) };
+    }
+    page
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What rust_glue.c gives native.rs (declared again there, in its extern
+ * block, with the same types).
+ */
+#ifndef __X86_KERNEL_KPROBES_RUST_GLUE_H
+#define __X86_KERNEL_KPROBES_RUST_GLUE_H
+
+#include <linux/types.h>
+
+struct ftrace_regs;
+struct kprobe;
+struct pt_regs;
+
+void *rkp_x86_execmem_alloc_page(void);
+void rkp_x86_set_memory_rox(void *page);
+void rkp_x86_perf_text_poke(const void *addr, const void *old, int old_len,
+			    const void *new, int new_len);
+bool rkp_x86_search_exception_tables(unsigned long addr);
+void *rkp_x86_get_insn_slot(void);
+void rkp_x86_free_insn_slot(void *slot, int dirty);
+void *rkp_x86_get_optinsn_slot(void);
+void rkp_x86_free_optinsn_slot(void *slot, int dirty);
+void rkp_x86_warn_optimize_disabled(bool disabled);
+void rkp_x86_preempt_disable(void);
+void rkp_x86_preempt_enable(void);
+bool rkp_x86_smap(void);
+bool rkp_x86_in_entry_text(unsigned long addr);
+void rkp_x86_entry_text(unsigned long *start, unsigned long *end);
+bool rkp_x86_is_cfi_trap(unsigned long addr);
+bool rkp_x86_kgdb_has_hit_break(unsigned long addr);
+bool rkp_x86_alternatives_text_reserved(unsigned long start, unsigned long end);
+bool rkp_x86_text_reserved(unsigned long start, unsigned long end);
+void __noreturn rkp_x86_unrecoverable(struct kprobe *p);
+void rkp_x86_warn_bad_status(void);
+void rkp_x86_warn_fault_status(void);
+int rkp_x86_ftrace_lock(unsigned long ip, unsigned long parent_ip);
+void rkp_x86_ftrace_unlock(int bit);
+struct pt_regs *rkp_x86_ftrace_get_regs(struct ftrace_regs *fregs);
+
+#endif /* __X86_KERNEL_KPROBES_RUST_GLUE_H */
