@@ -766,12 +766,87 @@ mod opt {
     }
 }
 
+/// The trapped registers of one trap (`struct pt_regs *`), read and written field by field.
+///
+/// # Invariants
+///
+/// Points to the trap frame of a trap (int3, fault, detour or ftrace call) being handled on this
+/// CPU; only that trap's handler uses it, and only until the handler returns. No reference to
+/// the frame is formed: every access is a raw place read or write.
+#[derive(Clone, Copy)]
+struct TrapRegs(NonNull<bindings::pt_regs>);
+
+macro_rules! regs_fields {
+    ($($get:ident / $set:ident: $field:ident;)*) => {
+        impl TrapRegs {
+            $(
+                #[inline(always)]
+                fn $get(self) -> usize {
+                    // SAFETY: a live trap frame (invariant).
+                    unsafe { (*self.0.as_ptr()).$field }
+                }
+                #[inline(always)]
+                fn $set(self, v: usize) {
+                    // SAFETY: as above; this handler owns the frame.
+                    unsafe { (*self.0.as_ptr()).$field = v }
+                }
+            )*
+        }
+    };
+}
+
+regs_fields! {
+    ip / set_ip: ip;
+    flags / set_flags: flags;
+    sp / set_sp: sp;
+}
+
+impl TrapRegs {
+    /// `regs->orig_ax = v`.
+    #[cfg(CONFIG_OPTPROBES)]
+    #[inline(always)]
+    fn set_orig_ax(self, v: usize) {
+        // SAFETY: a live trap frame (invariant), owned by this handler.
+        unsafe { (*self.0.as_ptr()).orig_ax = v }
+    }
+}
+
+impl TrapRegs {
+    /// # Safety
+    ///
+    /// `regs` is non-NULL and the frame of the trap being handled on this CPU, used by nobody
+    /// else until the handler returns.
+    #[inline(always)]
+    unsafe fn new(regs: *mut bindings::pt_regs) -> Self {
+        // INVARIANT: by the caller's contract.
+        // SAFETY: non-NULL by the caller's contract.
+        TrapRegs(unsafe { NonNull::new_unchecked(regs) })
+    }
+    #[inline(always)]
+    fn as_ptr(self) -> *mut bindings::pt_regs {
+        self.0.as_ptr()
+    }
+    /// `user_mode(regs)`: the trap came from user space.
+    #[inline(always)]
+    fn user_mode(self) -> bool {
+        // SAFETY: a live trap frame (invariant); `cs` is the saved code segment.
+        unsafe { (*self.0.as_ptr()).__bindgen_anon_1.cs & 3 != 0 }
+    }
+    #[cfg(CONFIG_OPTPROBES)]
+    #[inline(always)]
+    fn set_cs(self, cs: u16) {
+        // SAFETY: as above.
+        unsafe { (*self.0.as_ptr()).__bindgen_anon_1.cs = cs }
+    }
+}
+
 /// This CPU's kprobe state: `kprobe_ctlblk` and `current_kprobe`.
 ///
 /// # Invariants
 ///
 /// Both pointers are this CPU's instances, and the CPU does not change while the value lives
-/// (preemption is off in every context that builds one).
+/// (preemption is off in every context that builds one). Only this CPU touches them, from one
+/// handler at a time: no reference to them is formed, every access is a raw place access.
 struct Cpu {
     kcb: *mut bindings::kprobe_ctlblk,
     current: *mut *mut bindings::kprobe,
@@ -806,6 +881,19 @@ macro_rules! this_cpu_ptr {
     }};
 }
 
+/// Reads or writes field `$f` of this CPU's `kprobe_ctlblk`.
+macro_rules! kcb {
+    ($cpu:ident . $($f:ident).+) => {
+        // SAFETY: this CPU's control block, a raw place access (invariant of `Cpu`).
+        unsafe { (*$cpu.kcb).$($f).+ }
+    };
+    ($cpu:ident . $($f:ident).+ = $v:expr) => {{
+        let v = $v;
+        // SAFETY: as above.
+        unsafe { (*$cpu.kcb).$($f).+ = v }
+    }};
+}
+
 impl Cpu {
     /// This CPU's state.
     ///
@@ -820,24 +908,11 @@ impl Cpu {
             current: this_cpu_ptr!(bindings::current_kprobe),
         }
     }
-
-    #[inline(always)]
-    fn kcb(&self) -> &mut bindings::kprobe_ctlblk {
-        // SAFETY: this CPU's control block (invariant); only this CPU, in this trap, touches it
-        // and no other reference to it is live.
-        unsafe { &mut *self.kcb }
-    }
-
-    #[inline(always)]
-    fn regs(regs: *mut bindings::pt_regs) -> &'static mut bindings::pt_regs {
-        // SAFETY: the trap frame of this trap, owned by it while the handler runs.
-        unsafe { &mut *regs }
-    }
 }
 
 impl HitArch for Cpu {
     type Probe = Kp;
-    type Regs = *mut bindings::pt_regs;
+    type Regs = TrapRegs;
     const REENTER_WHILE_STEPPING: bool = true;
 
     #[inline(always)]
@@ -853,37 +928,34 @@ impl HitArch for Cpu {
         unsafe { ptr::write_volatile(self.current, p.map_or(ptr::null_mut(), Kp::as_ptr)) };
     }
     #[inline(always)]
-    fn set_current_kprobe(&self, p: Kp, regs: Self::Regs) {
+    fn set_current_kprobe(&self, p: Kp, regs: TrapRegs) {
         self.set_current(Some(p));
-        let flags = Self::regs(regs).flags & IF;
-        let kcb = self.kcb();
-        kcb.kprobe_old_flags = flags;
-        kcb.kprobe_saved_flags = flags;
+        let flags = regs.flags() & IF;
+        kcb!(self.kprobe_old_flags = flags);
+        kcb!(self.kprobe_saved_flags = flags);
     }
     #[inline(always)]
     fn status(&self) -> u32 {
-        self.kcb().kprobe_status as u32
+        kcb!(self.kprobe_status) as u32
     }
     #[inline(always)]
     fn set_status(&self, status: u32) {
-        self.kcb().kprobe_status = status as usize;
+        kcb!(self.kprobe_status = status as usize);
     }
     #[inline(always)]
     fn save_previous(&self) {
         let cur = self.current().map_or(ptr::null_mut(), Kp::as_ptr);
-        let kcb = self.kcb();
-        kcb.prev_kprobe.kp = cur;
-        kcb.prev_kprobe.status = kcb.kprobe_status;
-        kcb.prev_kprobe.old_flags = kcb.kprobe_old_flags;
-        kcb.prev_kprobe.saved_flags = kcb.kprobe_saved_flags;
+        kcb!(self.prev_kprobe.kp = cur);
+        kcb!(self.prev_kprobe.status = kcb!(self.kprobe_status));
+        kcb!(self.prev_kprobe.old_flags = kcb!(self.kprobe_old_flags));
+        kcb!(self.prev_kprobe.saved_flags = kcb!(self.kprobe_saved_flags));
     }
     #[inline(always)]
     fn restore_previous(&self) {
-        let kcb = self.kcb();
-        let prev = kcb.prev_kprobe.kp;
-        kcb.kprobe_status = kcb.prev_kprobe.status;
-        kcb.kprobe_old_flags = kcb.prev_kprobe.old_flags;
-        kcb.kprobe_saved_flags = kcb.prev_kprobe.saved_flags;
+        let prev = kcb!(self.prev_kprobe.kp);
+        kcb!(self.kprobe_status = kcb!(self.prev_kprobe.status));
+        kcb!(self.kprobe_old_flags = kcb!(self.prev_kprobe.old_flags));
+        kcb!(self.kprobe_saved_flags = kcb!(self.prev_kprobe.saved_flags));
         // SAFETY: as for `current`.
         unsafe { ptr::write_volatile(self.current, prev) };
     }
@@ -897,28 +969,28 @@ impl HitArch for Cpu {
         KERNEL.flags(p) & KPROBE_FLAG_DISABLED != 0
     }
     #[inline(always)]
-    fn call_pre_handler(&self, p: Kp, regs: Self::Regs) -> bool {
-        KERNEL.call_pre_handler(p, regs) != 0
+    fn call_pre_handler(&self, p: Kp, regs: TrapRegs) -> bool {
+        KERNEL.call_pre_handler(p, regs.as_ptr()) != 0
     }
     #[inline(always)]
-    fn call_post_handler(&self, p: Kp, regs: Self::Regs) {
-        KERNEL.call_post_handler(p, regs, 0);
+    fn call_post_handler(&self, p: Kp, regs: TrapRegs) {
+        KERNEL.call_post_handler(p, regs.as_ptr(), 0);
     }
     #[inline(always)]
-    fn skip_step(&self, p: Kp, regs: Self::Regs, _reenter: bool) -> Skip {
+    fn skip_step(&self, p: Kp, regs: TrapRegs, _reenter: bool) -> Skip {
         #[cfg(CONFIG_OPTPROBES)]
         if KERNEL.flags(p) & KPROBE_FLAG_OPTIMIZED != 0 {
             // setup_detour_execution(): run the copied instructions of the detour.
             // SAFETY: an optimized probe is an optimized_kprobe with a prepared detour.
             let slot = unsafe { (*op_of(p)).optinsn.insn } as usize;
-            let code_len = opt::template().code.len();
-            Self::regs(regs).ip = slot.wrapping_add(code_len) as usize;
+            regs.set_ip(slot.wrapping_add(opt::template().code.len()));
             return Skip::Detour;
         }
-        // SAFETY: `p` is live while it hits.
-        let a = unsafe { &*ainsn(p) };
-        if !cfg!(CONFIG_PREEMPTION) && a.boostable() != 0 {
-            Self::regs(regs).ip = a.insn as usize;
+        // SAFETY: `p` is live while it hits; a raw place read of a bitfield unit.
+        let boostable = unsafe { bindings::arch_specific_insn::boostable_raw(ainsn(p)) } != 0;
+        if !cfg!(CONFIG_PREEMPTION) && boostable {
+            // SAFETY: as above.
+            regs.set_ip(unsafe { (*ainsn(p)).insn } as usize);
             return Skip::Boost;
         }
         Skip::No
@@ -929,53 +1001,50 @@ impl HitArch for Cpu {
         unsafe { (*ainsn(p)).emulate_op.is_some() }
     }
     #[inline(always)]
-    fn emulate(&self, p: Kp, regs: Self::Regs) {
-        // SAFETY: as above; the emulator is one of ours, set by `prepare_kprobe`.
+    fn emulate(&self, p: Kp, regs: TrapRegs) {
+        // SAFETY: as above; the emulator is one of ours, set by `prepare_kprobe`, and gets the
+        // probe and the frame of this trap.
         unsafe {
             if let Some(f) = (*ainsn(p)).emulate_op {
-                f(p.as_ptr(), regs);
+                f(p.as_ptr(), regs.as_ptr());
             }
         }
     }
     #[inline(always)]
-    fn start_step(&self, p: Kp, regs: Self::Regs) {
-        let r = Self::regs(regs);
-        r.flags &= !IF;
+    fn start_step(&self, p: Kp, regs: TrapRegs) {
+        regs.set_flags(regs.flags() & !IF);
         // SAFETY: as above.
-        r.ip = unsafe { (*ainsn(p)).insn } as usize;
+        regs.set_ip(unsafe { (*ainsn(p)).insn } as usize);
     }
     #[inline(always)]
-    fn in_step(&self, p: Kp, regs: Self::Regs) -> bool {
+    fn in_step(&self, p: Kp, regs: TrapRegs) -> bool {
         // SAFETY: as above.
         let slot = unsafe { (*ainsn(p)).insn } as usize;
-        let ip = Self::regs(regs).ip as usize;
+        let ip = regs.ip();
         slot < ip && ip < slot.wrapping_add(MAX_INSN_SIZE)
     }
     #[inline(always)]
-    fn finish_step(&self, p: Kp, regs: Self::Regs) {
+    fn finish_step(&self, p: Kp, regs: TrapRegs) {
         // resume_singlestep(): the int3 after the copy trapped; go on after the original.
         // SAFETY: as above.
         let slot = unsafe { (*ainsn(p)).insn } as usize;
-        let orig = KERNEL.addr(p) as usize;
-        let saved = self.kcb().kprobe_saved_flags;
-        let r = Self::regs(regs);
-        r.flags |= saved;
-        r.ip = r
-            .ip
-            .wrapping_add(orig.wrapping_sub(slot))
-            .wrapping_sub(dec::INT3_INSN_SIZE as usize);
+        let orig = KERNEL.addr(p);
+        regs.set_flags(regs.flags() | kcb!(self.kprobe_saved_flags));
+        regs.set_ip(
+            regs.ip()
+                .wrapping_add(orig.wrapping_sub(slot))
+                .wrapping_sub(dec::INT3_INSN_SIZE),
+        );
     }
     #[inline(always)]
-    fn faulted_in_step(&self, p: Kp, regs: Self::Regs) -> bool {
+    fn faulted_in_step(&self, p: Kp, regs: TrapRegs) -> bool {
         // SAFETY: as above.
-        Self::regs(regs).ip == unsafe { (*ainsn(p)).insn } as usize
+        regs.ip() == unsafe { (*ainsn(p)).insn } as usize
     }
     #[inline(always)]
-    fn unwind_fault(&self, p: Kp, regs: Self::Regs) {
-        let old = self.kcb().kprobe_old_flags;
-        let r = Self::regs(regs);
-        r.ip = KERNEL.addr(p) as usize;
-        r.flags |= old;
+    fn unwind_fault(&self, p: Kp, regs: TrapRegs) {
+        regs.set_ip(KERNEL.addr(p));
+        regs.set_flags(regs.flags() | kcb!(self.kprobe_old_flags));
     }
     #[inline(always)]
     fn unrecoverable(&self, p: Kp) -> ! {
@@ -993,12 +1062,12 @@ impl HitArch for Cpu {
         unsafe { rkp_x86_warn_fault_status() };
     }
     #[inline(always)]
-    fn ip(&self, regs: Self::Regs) -> usize {
-        Self::regs(regs).ip as usize
+    fn ip(&self, regs: TrapRegs) -> usize {
+        regs.ip()
     }
     #[inline(always)]
-    fn set_ip(&self, regs: Self::Regs, ip: usize) {
-        Self::regs(regs).ip = ip as usize;
+    fn set_ip(&self, regs: TrapRegs, ip: usize) {
+        regs.set_ip(ip);
     }
 }
 
@@ -1011,13 +1080,12 @@ nokprobe! {
     /// `regs` is the trap frame of an int3 taken on this CPU, interrupts disabled.
     #[no_mangle]
     pub unsafe extern "C" fn kprobe_int3_handler(regs: *mut bindings::pt_regs) -> c_int {
-        let r = Cpu::regs(regs);
-        // user_mode(regs)
-        // SAFETY: `cs` is the low 16 bits of the saved code segment.
-        if unsafe { r.__bindgen_anon_1.cs } & 3 != 0 {
+        // SAFETY: the int3's frame, ours until we return (`# Safety`).
+        let regs = unsafe { TrapRegs::new(regs) };
+        if regs.user_mode() {
             return 0;
         }
-        let addr = (r.ip as usize).wrapping_sub(dec::INT3_INSN_SIZE);
+        let addr = regs.ip().wrapping_sub(dec::INT3_INSN_SIZE);
         // SAFETY: interrupts are off, so is preemption.
         let cpu = unsafe { Cpu::this() };
         if let Some(p) = table::get_kprobe(&KERNEL, addr) {
@@ -1030,7 +1098,7 @@ nokprobe! {
         // Not a kprobe's int3: if it is gone (a probe removed since), retry the instruction.
         // SAFETY: `addr` is the kernel text byte the int3 was taken at.
         if unsafe { ptr::read_volatile(addr as *const u8) } != dec::INT3_INSN_OPCODE {
-            Cpu::regs(regs).ip = addr as usize;
+            regs.set_ip(addr);
             return 1;
         }
         0
@@ -1049,6 +1117,8 @@ nokprobe! {
         regs: *mut bindings::pt_regs,
         _trapnr: c_int,
     ) -> c_int {
+        // SAFETY: the fault's frame, ours until we return (`# Safety`).
+        let regs = unsafe { TrapRegs::new(regs) };
         // SAFETY: preemption is disabled (`# Safety`).
         let cpu = unsafe { Cpu::this() };
         c_int::from(hit::step_faulted(&cpu, regs))
@@ -1075,6 +1145,8 @@ nokprobe! {
         }
         // SAFETY: balanced below.
         unsafe { rkp_x86_preempt_disable() };
+        // SAFETY: the frame the detour built, ours until we return (`# Safety`).
+        let regs = unsafe { TrapRegs::new(regs) };
         // SAFETY: preemption is disabled until the end of the block.
         let cpu = unsafe { Cpu::this() };
         hit::optimized_hit(
@@ -1082,15 +1154,14 @@ nokprobe! {
             p,
             regs,
             |regs| {
-                let r = Cpu::regs(regs);
                 // The detour pushed %rsp after one more word, and skipped cs and orig_ax.
-                r.sp = r.sp.wrapping_add(core::mem::size_of::<usize>() as usize);
-                r.__bindgen_anon_1.cs = bindings::__KERNEL_CS as u16;
-                r.ip = (KERNEL.addr(p) as usize).wrapping_add(dec::INT3_INSN_SIZE as usize);
-                r.orig_ax = !0;
+                regs.set_sp(regs.sp().wrapping_add(core::mem::size_of::<usize>()));
+                regs.set_cs(bindings::__KERNEL_CS as u16);
+                regs.set_ip(KERNEL.addr(p).wrapping_add(dec::INT3_INSN_SIZE));
+                regs.set_orig_ax(!0);
             },
             // SAFETY: `p` is the live aggregate whose detour runs.
-            |p, regs| unsafe { crate::glue::exports::opt_pre_handler(p.as_ptr(), regs) },
+            |p, regs| unsafe { crate::glue::exports::opt_pre_handler(p.as_ptr(), regs.as_ptr()) },
         );
         // SAFETY: balances the disable above.
         unsafe { rkp_x86_preempt_enable() };
@@ -1121,12 +1192,15 @@ nokprobe! {
         if bit < 0 {
             return;
         }
-        if let Some(p) = table::get_kprobe(&KERNEL, ip as usize) {
-            // SAFETY: the saved registers of this call.
-            let regs = unsafe { rkp_x86_ftrace_get_regs(fregs.cast()) };
+        // SAFETY: the saved registers of this call; never NULL with SAVE_REGS, checked anyway.
+        let raw = unsafe { rkp_x86_ftrace_get_regs(fregs.cast()) };
+        let p = if raw.is_null() { None } else { table::get_kprobe(&KERNEL, ip) };
+        if let Some(p) = p {
+            // SAFETY: non-NULL, the registers of this call, ours until we return.
+            let regs = unsafe { TrapRegs::new(raw) };
             // SAFETY: preemption is disabled (`# Safety`).
             let cpu = unsafe { Cpu::this() };
-            hit::ftrace_hit(&cpu, p, regs, ip as usize, dec::INT3_INSN_SIZE, MCOUNT_INSN_SIZE);
+            hit::ftrace_hit(&cpu, p, regs, ip, dec::INT3_INSN_SIZE, MCOUNT_INSN_SIZE);
         }
         // SAFETY: releases the lock taken above.
         unsafe { rkp_x86_ftrace_unlock(bit) };
