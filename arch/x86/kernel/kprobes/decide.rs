@@ -222,7 +222,7 @@ pub struct Prepared {
 }
 
 /// Prepares a kprobe at `addr` with the instruction slot at `slot` (`arch_prepare_kprobe()`
-/// after `get_insn_slot()`, with `arch_copy_kprobe()`).
+/// after `get_insn_slot()`, with `arch_copy_kprobe()`): [`check_kprobe`] then [`copy_kprobe`].
 ///
 /// Errors as upstream: `-EINVAL` for an alternatives site or an instruction that cannot be
 /// copied, `-EILSEQ` when [`can_probe`] refuses, `-EOPNOTSUPP` from [`prepare_emulation`],
@@ -236,12 +236,30 @@ pub fn prepare_kprobe(
     slot: u64,
     post_handler: bool,
 ) -> Result<Prepared, i32> {
+    check_kprobe(k, cfg, addr)?;
+    copy_kprobe(k, cfg, addr, slot, post_handler)
+}
+
+/// The refusals of `arch_prepare_kprobe()` before it takes a slot: `-EINVAL` for an
+/// alternatives site, `-EILSEQ` when [`can_probe`] refuses.
+pub fn check_kprobe(k: &impl KernelText, cfg: &Config, addr: u64) -> Result<(), i32> {
     if k.alternatives_text_reserved(addr, addr) {
         return Err(errno::EINVAL);
     }
     if !can_probe(k, cfg, addr) {
         return Err(errno::EILSEQ);
     }
+    Ok(())
+}
+
+/// `arch_copy_kprobe()` for a probe [`check_kprobe`] accepted, with its slot at `slot`.
+pub fn copy_kprobe(
+    k: &impl KernelText,
+    cfg: &Config,
+    addr: u64,
+    slot: u64,
+    post_handler: bool,
+) -> Result<Prepared, i32> {
     let mut buf = [0u8; MAX_INSN_SIZE];
     let (insn, len) = copy_instruction(k, &mut buf, addr, slot).ok_or(errno::EINVAL)?;
     let emulation = prepare_emulation(&insn)?;

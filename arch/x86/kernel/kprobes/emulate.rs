@@ -55,13 +55,56 @@ impl Regs {
         self.gpr[reg::SP]
     }
 
-    fn set_sp(&mut self, sp: u64) {
-        self.gpr[reg::SP] = sp;
-    }
-
     /// Returns register `n` (0 to 15); `regs_get_register()` on `addrmode_regoffs[n]`.
     pub fn get(&self, n: u8) -> u64 {
         self.gpr.get(usize::from(n)).copied().unwrap_or(0)
+    }
+}
+
+/// Access to the trapped registers, field by field, for the emulators: [`Regs`] on the host,
+/// the trap frame itself in the kernel (so an emulator touches only the fields it uses, as
+/// upstream's `int3_emulate_*()` do).
+pub trait RegsAccess {
+    /// `regs->ip`.
+    fn ip(&self) -> u64;
+    /// `regs->ip = ip`.
+    fn set_ip(&mut self, ip: u64);
+    /// `regs->flags`.
+    fn flags(&self) -> u64;
+    /// `regs->flags = flags`.
+    fn set_flags(&mut self, flags: u64);
+    /// General purpose register `n` (0 `ax` to 15 `r15`, [`reg`]); 0 for any other `n`.
+    fn gpr(&self, n: u8) -> u64;
+    /// Sets general purpose register `n`; the emulators only set `sp` and `cx`.
+    fn set_gpr(&mut self, n: u8, val: u64);
+}
+
+impl RegsAccess for Regs {
+    #[inline(always)]
+    fn ip(&self) -> u64 {
+        self.ip
+    }
+    #[inline(always)]
+    fn set_ip(&mut self, ip: u64) {
+        self.ip = ip;
+    }
+    #[inline(always)]
+    fn flags(&self) -> u64 {
+        self.flags
+    }
+    #[inline(always)]
+    fn set_flags(&mut self, flags: u64) {
+        self.flags = flags;
+    }
+    #[inline(always)]
+    fn gpr(&self, n: u8) -> u64 {
+        self.get(n)
+    }
+    #[inline(always)]
+    fn set_gpr(&mut self, n: u8, val: u64) {
+        if let Some(r) = self.gpr.get_mut(usize::from(n)) {
+            *r = val;
+        }
     }
 }
 
@@ -74,22 +117,25 @@ pub trait Stack {
 }
 
 /// `int3_emulate_push()`.
-pub fn push(regs: &mut Regs, stack: &mut impl Stack, val: u64) {
-    let sp = regs.sp().wrapping_sub(8);
-    regs.set_sp(sp);
+#[inline(always)]
+pub fn push(regs: &mut impl RegsAccess, stack: &mut impl Stack, val: u64) {
+    let sp = regs.gpr(reg::SP as u8).wrapping_sub(8);
+    regs.set_gpr(reg::SP as u8, sp);
     stack.write(sp, val);
 }
 
 /// `int3_emulate_pop()`.
-pub fn pop(regs: &mut Regs, stack: &mut impl Stack) -> u64 {
-    let sp = regs.sp();
+#[inline(always)]
+pub fn pop(regs: &mut impl RegsAccess, stack: &mut impl Stack) -> u64 {
+    let sp = regs.gpr(reg::SP as u8);
     let val = stack.read(sp);
-    regs.set_sp(sp.wrapping_add(8));
+    regs.set_gpr(reg::SP as u8, sp.wrapping_add(8));
     val
 }
 
 /// Returns whether condition code `cc` (0 to 15, the low nibble of a `jcc`) holds for
 /// `flags`, as `int3_emulate_jcc()` decides it.
+#[inline(always)]
 pub fn condition(cc: u8, flags: u64) -> bool {
     const MASK: [u64; 6] = [
         X86_EFLAGS_OF,
@@ -121,8 +167,9 @@ pub fn condition(cc: u8, flags: u64) -> bool {
 /// decrement, where the processor tests it after: with a count of 1 the emulated `loop`
 /// branches and the real one falls through. This is kept so probed code behaves the same
 /// under both implementations; compilers do not emit `loop` in kernel text.
-pub fn loop_taken(kind: u8, address_bits: u8, regs: &mut Regs) -> bool {
-    let cx = regs.gpr[reg::CX];
+#[inline(always)]
+pub fn loop_taken(kind: u8, address_bits: u8, regs: &mut impl RegsAccess) -> bool {
+    let cx = regs.gpr(reg::CX as u8);
     let mask = match address_bits {
         32 => u64::from(u32::MAX),
         64 => u64::MAX,
@@ -130,14 +177,14 @@ pub fn loop_taken(kind: u8, address_bits: u8, regs: &mut Regs) -> bool {
     };
     let count = cx & mask;
     let mut taken = if kind != 3 {
-        regs.gpr[reg::CX] = (cx & !mask) | (count.wrapping_sub(1) & mask);
+        regs.set_gpr(reg::CX as u8, (cx & !mask) | (count.wrapping_sub(1) & mask));
         count != 0
     } else {
         count == 0
     };
     match kind {
-        0 => taken = taken && regs.flags & X86_EFLAGS_ZF == 0,
-        1 => taken = taken && regs.flags & X86_EFLAGS_ZF != 0,
+        0 => taken = taken && regs.flags() & X86_EFLAGS_ZF == 0,
+        1 => taken = taken && regs.flags() & X86_EFLAGS_ZF != 0,
         _ => {}
     }
     taken
@@ -148,9 +195,15 @@ pub fn loop_taken(kind: u8, address_bits: u8, regs: &mut Regs) -> bool {
 /// `regs.ip` is the probed address plus [`INT3_INSN_SIZE`] on entry and where execution
 /// continues on return. Returns `false`, touching nothing, for [`Emulation::None`]: that
 /// instruction is single-stepped out of line instead.
-pub fn emulate(emulation: Emulation, size: u8, regs: &mut Regs, stack: &mut impl Stack) -> bool {
+#[inline(always)]
+pub fn emulate(
+    emulation: Emulation,
+    size: u8,
+    regs: &mut impl RegsAccess,
+    stack: &mut impl Stack,
+) -> bool {
     let next = regs
-        .ip
+        .ip()
         .wrapping_sub(INT3_INSN_SIZE as u64)
         .wrapping_add(u64::from(size));
     let rel = |rel: i32| next.wrapping_add_signed(i64::from(rel));
@@ -159,35 +212,45 @@ pub fn emulate(emulation: Emulation, size: u8, regs: &mut Regs, stack: &mut impl
         // kprobe_emulate_ifmodifiers()
         Emulation::IfModifier(op) => {
             match op {
-                0xfa => regs.flags &= !X86_EFLAGS_IF,
-                0xfb => regs.flags |= X86_EFLAGS_IF,
-                0x9c => push(regs, stack, regs.flags),
-                0x9d => regs.flags = pop(regs, stack),
+                0xfa => regs.set_flags(regs.flags() & !X86_EFLAGS_IF),
+                0xfb => regs.set_flags(regs.flags() | X86_EFLAGS_IF),
+                0x9c => {
+                    let flags = regs.flags();
+                    push(regs, stack, flags);
+                }
+                0x9d => {
+                    let flags = pop(regs, stack);
+                    regs.set_flags(flags);
+                }
                 _ => {}
             }
-            regs.ip = next;
+            regs.set_ip(next);
         }
         // kprobe_emulate_ret(), int3_emulate_ret()
-        Emulation::Ret => regs.ip = pop(regs, stack),
+        Emulation::Ret => {
+            let ip = pop(regs, stack);
+            regs.set_ip(ip);
+        }
         // kprobe_emulate_call(), int3_emulate_call(): the return address is the end of a
         // 5-byte call whatever the probed call's size, as upstream computes it.
         Emulation::Call { rel: r } => {
             let ret = regs
-                .ip
+                .ip()
                 .wrapping_sub(INT3_INSN_SIZE as u64)
                 .wrapping_add(super::CALL_INSN_SIZE as u64);
             push(regs, stack, ret);
-            regs.ip = rel(r);
+            regs.set_ip(rel(r));
         }
         // kprobe_emulate_jmp()
-        Emulation::Jmp { rel: r } => regs.ip = rel(r),
+        Emulation::Jmp { rel: r } => regs.set_ip(rel(r)),
         // kprobe_emulate_jcc(), int3_emulate_jcc()
         Emulation::Jcc { cond, rel: r } => {
-            regs.ip = if condition(cond, regs.flags) {
+            let ip = if condition(cond, regs.flags()) {
                 rel(r)
             } else {
                 next
             };
+            regs.set_ip(ip);
         }
         // kprobe_emulate_loop()
         Emulation::Loop {
@@ -195,20 +258,25 @@ pub fn emulate(emulation: Emulation, size: u8, regs: &mut Regs, stack: &mut impl
             address_bits,
             rel: r,
         } => {
-            regs.ip = if loop_taken(kind, address_bits, regs) {
+            let ip = if loop_taken(kind, address_bits, regs) {
                 rel(r)
             } else {
                 next
             };
+            regs.set_ip(ip);
         }
         // kprobe_emulate_call_indirect(): the target register is read after the push, so
         // `call *%rsp` jumps to the new stack pointer, as upstream does.
         Emulation::CallIndirect { reg } => {
             push(regs, stack, next);
-            regs.ip = regs.get(reg);
+            let target = regs.gpr(reg);
+            regs.set_ip(target);
         }
         // kprobe_emulate_jmp_indirect()
-        Emulation::JmpIndirect { reg } => regs.ip = regs.get(reg),
+        Emulation::JmpIndirect { reg } => {
+            let target = regs.gpr(reg);
+            regs.set_ip(target);
+        }
     }
     true
 }

@@ -25,18 +25,18 @@ mod opt;
 use super::insn_decoder as insn;
 
 pub use decide::{
-    adjust_kprobe_addr, can_boost, can_probe, copy_instruction, is_endbr, prepare_emulation,
-    prepare_kprobe, prepare_singlestep, recover_probed_insn, synthesize_relcall,
-    synthesize_reljump, Prepared, NOP5,
+    adjust_kprobe_addr, can_boost, can_probe, check_kprobe, copy_instruction, copy_kprobe,
+    is_endbr, prepare_emulation, prepare_kprobe, prepare_singlestep, recover_probed_insn,
+    synthesize_relcall, synthesize_reljump, Prepared, NOP5,
 };
 pub use emulate::{
-    condition, emulate, loop_taken, pop, push, reg, Regs, Stack, X86_EFLAGS_CF, X86_EFLAGS_IF,
-    X86_EFLAGS_OF, X86_EFLAGS_PF, X86_EFLAGS_SF, X86_EFLAGS_ZF,
+    condition, emulate, loop_taken, pop, push, reg, Regs, RegsAccess, Stack, X86_EFLAGS_CF,
+    X86_EFLAGS_IF, X86_EFLAGS_OF, X86_EFLAGS_PF, X86_EFLAGS_SF, X86_EFLAGS_ZF,
 };
 pub use insn::Emulation;
 pub use opt::{
-    can_optimize, check_optimized_kprobe, copy_optimized_instructions, prepare_optimized_kprobe,
-    recover_optprobed_insn, Optimized, Template, MAX_OPTIMIZED_LENGTH,
+    build_detour, can_optimize, check_optimized_kprobe, copy_optimized_instructions,
+    prepare_optimized_kprobe, recover_optprobed_insn, Optimized, Template, MAX_OPTIMIZED_LENGTH,
 };
 
 /// The `int3` opcode (`INT3_INSN_OPCODE`).

@@ -32,7 +32,7 @@ use crate::hit::{self, HitArch, Skip};
 use crate::store::{OptQueue, ProbeStore, KPROBE_FLAG_DISABLED, KPROBE_FLAG_OPTIMIZED};
 use crate::table;
 use crate::text::KernelText as _;
-use crate::x86::{self as dec, Emulation, KernelText as _, MAX_INSN_SIZE};
+use crate::x86::{self as dec, Emulation, MAX_INSN_SIZE};
 
 extern "C" {
     fn rkp_x86_execmem_alloc_page() -> *mut c_void;
@@ -75,9 +75,13 @@ extern "C" {
 
 #[cfg(CONFIG_KPROBES_ON_FTRACE)]
 extern "C" {
-    fn rkp_x86_ftrace_lock(ip: usize, parent_ip: usize) -> c_int;
+    fn rkp_x86_ftrace_enter(
+        ip: usize,
+        parent_ip: usize,
+        fregs: *mut c_void,
+        regs: *mut *mut bindings::pt_regs,
+    ) -> c_int;
     fn rkp_x86_ftrace_unlock(bit: c_int);
-    fn rkp_x86_ftrace_get_regs(fregs: *mut c_void) -> *mut bindings::pt_regs;
 }
 
 /// `X86_EFLAGS_IF`.
@@ -345,32 +349,71 @@ impl dec::Stack for KernelStack {
     }
 }
 
-nokprobe! {
-    /// Runs emulation `e` of a `size`-byte instruction on `regs` (`p->ainsn.emulate_op`).
-    ///
-    /// # Safety
-    ///
-    /// `regs` is the trap frame of the int3 that hit the probe, owned by this trap.
-    #[inline(never)]
-    unsafe fn run_emulation(e: Emulation, size: u8, regs: *mut bindings::pt_regs) {
-        // SAFETY: the trap frame is ours for the duration of the trap (`# Safety`).
-        let r = unsafe { &mut *regs };
-        let mut d = dec::Regs {
-            gpr: [
-                r.ax, r.cx, r.dx, r.bx, r.sp, r.bp, r.si, r.di, r.r8, r.r9, r.r10, r.r11, r.r12,
-                r.r13, r.r14, r.r15,
-            ]
-            .map(|v| v as u64),
-            ip: r.ip as u64,
-            flags: r.flags as u64,
-        };
-        dec::emulate(e, size, &mut d, &mut KernelStack);
-        // Only these change: the instruction pointer, the flags and the stack pointer.
-        r.ip = d.ip as usize;
-        r.flags = d.flags as usize;
-        r.sp = d.gpr[dec::reg::SP] as usize;
-        r.cx = d.gpr[dec::reg::CX] as usize;
-    }
+/// The trap frame as the emulators see it: each reads and writes only the fields it uses.
+struct EmuFrame(TrapRegs);
+
+macro_rules! gpr_fields {
+    ($($n:literal => $f:ident),* $(,)?) => {
+        impl dec::RegsAccess for EmuFrame {
+            #[inline(always)]
+            fn ip(&self) -> u64 {
+                self.0.ip() as u64
+            }
+            #[inline(always)]
+            fn set_ip(&mut self, ip: u64) {
+                self.0.set_ip(ip as usize);
+            }
+            #[inline(always)]
+            fn flags(&self) -> u64 {
+                self.0.flags() as u64
+            }
+            #[inline(always)]
+            fn set_flags(&mut self, flags: u64) {
+                self.0.set_flags(flags as usize);
+            }
+            #[inline(always)]
+            fn gpr(&self, n: u8) -> u64 {
+                let p = self.0.as_ptr();
+                // SAFETY: a live trap frame (`TrapRegs` invariant); raw place reads.
+                unsafe {
+                    match n {
+                        $($n => (*p).$f as u64,)*
+                        _ => 0,
+                    }
+                }
+            }
+            #[inline(always)]
+            fn set_gpr(&mut self, n: u8, val: u64) {
+                let p = self.0.as_ptr();
+                // SAFETY: as above; this trap's handler owns the frame.
+                unsafe {
+                    match n {
+                        $($n => (*p).$f = val as usize,)*
+                        _ => {}
+                    }
+                }
+            }
+        }
+    };
+}
+
+// `addrmode_regoffs[]`: the ModRM/REX register numbers.
+gpr_fields! {
+    0 => ax, 1 => cx, 2 => dx, 3 => bx, 4 => sp, 5 => bp, 6 => si, 7 => di,
+    8 => r8, 9 => r9, 10 => r10, 11 => r11, 12 => r12, 13 => r13, 14 => r14, 15 => r15,
+}
+
+/// Runs emulation `e` of a `size`-byte instruction on `regs` (`p->ainsn.emulate_op`), inlined
+/// into each `kprobe_emulate_*` so that each is specialised to its instruction class.
+///
+/// # Safety
+///
+/// `regs` is the trap frame of the int3 that hit the probe, owned by this trap.
+#[inline(always)]
+unsafe fn run_emulation(e: Emulation, size: u8, regs: *mut bindings::pt_regs) {
+    // SAFETY: the int3's frame, ours until the handler returns (`# Safety`).
+    let mut frame = EmuFrame(unsafe { TrapRegs::new(regs) });
+    dec::emulate(e, size, &mut frame, &mut KernelStack);
 }
 
 macro_rules! emulators {
@@ -430,12 +473,8 @@ impl ArchHooks<Kernel> for X86 {
         let addr = s.addr(p);
         let cfg = config();
         // Upstream's order of refusals: alternatives, can_probe, then the slot.
-        if Text.alternatives_text_reserved(addr as u64, addr as u64) {
-            return Err(Errno::EINVAL);
-        }
-        if !dec::can_probe(&Text, &cfg, addr as u64) {
-            return Err(Errno::EILSEQ);
-        }
+        dec::check_kprobe(&Text, &cfg, addr as u64)
+            .map_err(|e| Errno::from_neg(e).unwrap_or(Errno::EINVAL))?;
         let a = ainsn(p);
         // SAFETY: `p` is being registered under kprobe_mutex: nobody else uses `ainsn`; all
         // zero is a valid `arch_specific_insn` (memset in C).
@@ -445,7 +484,7 @@ impl ArchHooks<Kernel> for X86 {
         if slot.is_null() {
             return Err(Errno::ENOMEM);
         }
-        let prep = match dec::prepare_kprobe(
+        let prep = match dec::copy_kprobe(
             &Text,
             &cfg,
             addr as u64,
@@ -684,7 +723,7 @@ mod opt {
         let op = op_of(ap);
         // SAFETY: `op` is live; kprobe_mutex held.
         unsafe { (*op).optinsn.insn = slot };
-        match dec::prepare_optimized_kprobe(&Text, &cfg, addr, slot as u64, op as u64, &tmpl, buf)
+        match dec::build_detour(&Text, &cfg, addr, slot as u64, op as u64, &tmpl, buf)
         {
             Ok(o) => {
                 // SAFETY: as above.
@@ -1187,13 +1226,14 @@ nokprobe! {
         if unsafe { ptr::read_volatile(addr_of!(bindings::kprobe_ftrace_disabled)) } {
             return;
         }
-        // SAFETY: ftrace's recursion protection, released below.
-        let bit = unsafe { rkp_x86_ftrace_lock(ip, parent_ip) };
+        let mut raw = ptr::null_mut();
+        // SAFETY: ftrace's recursion protection, released below, and the saved registers of
+        // this call; `raw` is a local.
+        let bit = unsafe { rkp_x86_ftrace_enter(ip, parent_ip, fregs.cast(), &mut raw) };
         if bit < 0 {
             return;
         }
-        // SAFETY: the saved registers of this call; never NULL with SAVE_REGS, checked anyway.
-        let raw = unsafe { rkp_x86_ftrace_get_regs(fregs.cast()) };
+        // NULL only without SAVE_REGS, which kprobes' ftrace_ops always ask for.
         let p = if raw.is_null() { None } else { table::get_kprobe(&KERNEL, ip) };
         if let Some(p) = p {
             // SAFETY: non-NULL, the registers of this call, ours until we return.

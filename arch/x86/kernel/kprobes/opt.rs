@@ -196,6 +196,20 @@ pub fn prepare_optimized_kprobe(
     if !can_optimize(k, cfg, addr) {
         return Err(errno::EILSEQ);
     }
+    build_detour(k, cfg, addr, slot, op, tmpl, buf)
+}
+
+/// The part of [`prepare_optimized_kprobe`] after [`can_optimize`] accepted `addr`: the range
+/// check and the detour itself.
+pub fn build_detour(
+    k: &impl KernelText,
+    cfg: &Config,
+    addr: u64,
+    slot: u64,
+    op: u64,
+    tmpl: &Template<'_>,
+    buf: &mut [u8],
+) -> Result<Optimized, i32> {
     let rel = slot.wrapping_sub(addr).wrapping_add(JMP32_INSN_SIZE as u64) as i64;
     if rel.unsigned_abs() > 0x7fff_ffff {
         return Err(errno::ERANGE);

@@ -84,7 +84,6 @@ asm (
 	"optprobe_template_end:\n"
 	".popsection\n");
 
-void optprobe_template_func(void);
 STACK_FRAME_NON_STANDARD(optprobe_template_func);
 
 void *rkp_x86_get_optinsn_slot(void)
@@ -218,21 +217,24 @@ NOKPROBE_SYMBOL(rkp_x86_warn_fault_status);
 
 /* Called from kprobe_ftrace_handler(): notrace, as the ftrace core expects. */
 #ifdef CONFIG_KPROBES_ON_FTRACE
-notrace int rkp_x86_ftrace_lock(unsigned long ip, unsigned long parent_ip)
+/*
+ * The prologue of kprobe_ftrace_handler() in one call: ftrace's recursion
+ * lock (its bit, or < 0 if the call recursed) and the saved registers.
+ */
+notrace int rkp_x86_ftrace_enter(unsigned long ip, unsigned long parent_ip,
+				 struct ftrace_regs *fregs, struct pt_regs **regs)
 {
-	return ftrace_test_recursion_trylock(ip, parent_ip);
+	int bit = ftrace_test_recursion_trylock(ip, parent_ip);
+
+	if (bit >= 0)
+		*regs = ftrace_get_regs(fregs);
+	return bit;
 }
-NOKPROBE_SYMBOL(rkp_x86_ftrace_lock);
+NOKPROBE_SYMBOL(rkp_x86_ftrace_enter);
 
 notrace void rkp_x86_ftrace_unlock(int bit)
 {
 	ftrace_test_recursion_unlock(bit);
 }
 NOKPROBE_SYMBOL(rkp_x86_ftrace_unlock);
-
-notrace struct pt_regs *rkp_x86_ftrace_get_regs(struct ftrace_regs *fregs)
-{
-	return ftrace_get_regs(fregs);
-}
-NOKPROBE_SYMBOL(rkp_x86_ftrace_get_regs);
 #endif /* CONFIG_KPROBES_ON_FTRACE */

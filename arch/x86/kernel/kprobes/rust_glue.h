@@ -21,6 +21,8 @@ void *rkp_x86_get_insn_slot(void);
 void rkp_x86_free_insn_slot(void *slot, int dirty);
 void *rkp_x86_get_optinsn_slot(void);
 void rkp_x86_free_optinsn_slot(void *slot, int dirty);
+/* The detour template (assembly in rust_glue.c), for objtool. */
+void optprobe_template_func(void);
 void rkp_x86_warn_optimize_disabled(bool disabled);
 void rkp_x86_preempt_disable(void);
 void rkp_x86_preempt_enable(void);
@@ -34,8 +36,8 @@ bool rkp_x86_text_reserved(unsigned long start, unsigned long end);
 void __noreturn rkp_x86_unrecoverable(struct kprobe *p);
 void rkp_x86_warn_bad_status(void);
 void rkp_x86_warn_fault_status(void);
-int rkp_x86_ftrace_lock(unsigned long ip, unsigned long parent_ip);
+int rkp_x86_ftrace_enter(unsigned long ip, unsigned long parent_ip,
+			 struct ftrace_regs *fregs, struct pt_regs **regs);
 void rkp_x86_ftrace_unlock(int bit);
-struct pt_regs *rkp_x86_ftrace_get_regs(struct ftrace_regs *fregs);
 
 #endif /* __X86_KERNEL_KPROBES_RUST_GLUE_H */
