@@ -25,7 +25,7 @@ from . import common, initramfs, kbuild, qemu
 from .common import Failure, banner, info
 
 BENCH_DIR = common.REPO / "tools" / "testing" / "rkprobes" / "bench"
-MODULE_SOURCES = ("Kbuild", "rkb_main.c", "rkb_fill.S")
+MODULE_SOURCES = ("Kbuild", "rkb_main.c", "rkb_fill.S", "rkb_fill.h")
 MODULE = "rkprobes_bench.ko"
 INIT = BENCH_DIR / "bench-init.sh"
 # One guest instruction is one nanosecond of guest time, and the guest
@@ -46,6 +46,9 @@ DEFAULT_COLUMNS = ("c", "rust")
 # (key, label): per-hit cases, guest instructions per call above a bare call.
 HIT_CASES = [
     ("kprobe-post", "kprobe + post handler, notrace fn: int3 + out-of-line step"),
+    ("kprobe-jcc", "kprobe + post handler on a jcc: int3 + emulated conditional jump"),
+    ("kprobe-call", "kprobe + post handler on a call rel32: int3 + emulated call"),
+    ("kprobe-riprel", "kprobe + post handler on a RIP-relative mov: int3 + out-of-line step, displacement adjusted"),
     ("kprobe-boost", "kprobe, optimizer off: boosted if the build boosts"),
     ("kprobe-opt", "kprobe, after the optimizer ran"),
     ("kprobe-ftrace", "kprobe at an ftrace site"),
@@ -55,6 +58,9 @@ HIT_CASES = [
     ("hash-64", "kprobe + post handler, 64 other probes registered"),
     ("hash-4096", "kprobe + post handler, 4096 other probes registered"),
 ]
+# The per-hit cases whose probe has a post handler (which keeps it on int3: neither boosted nor
+# optimized), so the post handler must run on every hit.
+POST_CASES = ("kprobe-post", "kprobe-jcc", "kprobe-call", "kprobe-riprel")
 # (key, index of the times in the RKB reg line, label): guest ns per probe.
 REG_CASES = [
     ("reg1", 0, "register_kprobe + unregister_kprobe, 1 probe"),
@@ -170,7 +176,7 @@ class Boot:
         kp, krp, expected, post = self.hits.get(case, (0, 0, 0, 0))
         want_kp = case != "kretprobe"
         want_krp = "kretprobe" in case
-        want_post = case == "kprobe-post" or case.startswith("hash-")
+        want_post = case in POST_CASES or case.startswith("hash-")
         if want_kp and kp != expected:
             return f"kprobe handler ran {kp} times, {expected} expected"
         if want_post and post != expected:
@@ -204,6 +210,8 @@ def _path_note(boot, case):
         note += ", NOT optimized"
     if case == "kprobe-ftrace" and "[FTRACE]" not in flags:
         note += ", NOT on ftrace"
+    if case in POST_CASES and flags != "-":
+        note += ", NOT plain int3"
     return note
 
 

@@ -109,6 +109,14 @@ for n in 1 64 4096; do
 	ctl kprobe target post; ctl fill $n post; settle; hit "hash-$n" target rkb_target
 done
 
+# Instructions not stepped as they are, each in its own function: a
+# conditional jump and a call, emulated in the int3 handler, and a
+# RIP-relative load, stepped out of line with its displacement adjusted.
+# A post handler keeps them on int3, as for kprobe-post.
+ctl kprobe jcc post; settle; hit kprobe-jcc jcc rkb_jcc
+ctl kprobe call post; settle; hit kprobe-call call rkb_call
+ctl kprobe riprel post; settle; hit kprobe-riprel riprel rkb_riprel
+
 # Registration waits for RCU grace periods. A normal grace period ends on a
 # timer tick, so a call would take whole ticks, the same on both cores, plus
 # what runs after the last tick, where the rest of the kernel (the timers

@@ -28,7 +28,9 @@
  * registration round), one per repetition.
  *
  * Probe sites: rkb_target() (notrace) and rkb_traced() (an ftrace site)
- * are the probed functions; 256 never-called filler functions of 16
+ * are the probed functions, probed at their entry; rkb_jcc(), rkb_call()
+ * and rkb_riprel() (rkb_fill.S) are probed at a conditional jump, a near
+ * call and a RIP-relative load. 256 never-called filler functions of 16
  * eight-byte NOPs each give 4096 distinct, optimizable, never-hit sites
  * for the "other probes", the registration rounds and the memory cases.
  */
@@ -48,6 +50,9 @@
 #include <linux/string.h>
 #include <linux/timex.h>
 #include <linux/uaccess.h>
+#include <asm/ibt.h>
+
+#include "rkb_fill.h"
 
 static unsigned int calls = 1000;
 module_param(calls, uint, 0444);
@@ -58,7 +63,6 @@ module_param(reps, uint, 0444);
 MODULE_PARM_DESC(reps, "repetitions of every measurement (default 5)");
 
 #define RKB_MAX_REPS		16
-#define RKB_FILL_FUNCS		256
 #define RKB_FILL_SLOTS		16
 #define RKB_NR_SLOTS		(RKB_FILL_FUNCS * RKB_FILL_SLOTS)
 #define RKB_KRETPROBE_MAXACTIVE	16
@@ -83,15 +87,39 @@ static noinline void rkb_traced(void)
 	asm volatile(RKB_NOP8_ASM RKB_NOP8_ASM);
 }
 
-/* rkb_fill.S: RKB_FILL_FUNCS functions of RKB_FILL_SLOTS NOPs each. */
-extern void (*const rkb_fill_funcs[RKB_FILL_FUNCS])(void);
+enum rkb_site {
+	RKB_TARGET, RKB_TRACED, RKB_JCC, RKB_CALL, RKB_RIPREL, RKB_NR_SITES
+};
 
-enum rkb_site { RKB_TARGET, RKB_TRACED };
-
-static const char *const rkb_site_names[] = {
+static const char *const rkb_site_names[RKB_NR_SITES] = {
 	[RKB_TARGET] = "target",
 	[RKB_TRACED] = "traced",
+	[RKB_JCC] = "jcc",
+	[RKB_CALL] = "call",
+	[RKB_RIPREL] = "riprel",
 };
+
+/*
+ * Where the probed instruction of each rkb_fill.S site is: `skip` bytes
+ * past the function's ENDBR (when the kernel has IBT), and the opcode
+ * bytes it must start with. The probe goes there, not on the entry.
+ */
+static const struct {
+	void (*func)(void);
+	u8 skip;
+	u8 len;
+	u8 opcode[3];
+} rkb_insn_sites[RKB_NR_SITES] = {
+	/* xorl %eax,%eax; jz rel8 */
+	[RKB_JCC] = { rkb_jcc, 2, 1, { 0x74 } },
+	/* call rel32 */
+	[RKB_CALL] = { rkb_call, 0, 1, { 0xe8 } },
+	/* movq rel32(%rip),%rax */
+	[RKB_RIPREL] = { rkb_riprel, 0, 3, { 0x48, 0x8b, 0x05 } },
+};
+
+/* The probe address of every site, set by rkb_find_sites(). */
+static void *rkb_site_addrs[RKB_NR_SITES];
 
 static DEFINE_MUTEX(rkb_mutex);		/* serialises commands */
 static kprobe_opcode_t *rkb_slots[RKB_NR_SLOTS];
@@ -147,12 +175,27 @@ static u64 rkb_time_calls(enum rkb_site site)
 
 	local_irq_save(flags);
 	start = get_cycles();
-	if (site == RKB_TRACED) {
+	switch (site) {
+	case RKB_TRACED:
 		for (i = 0; i < calls; i++)
 			rkb_traced();
-	} else {
+		break;
+	case RKB_JCC:
+		for (i = 0; i < calls; i++)
+			rkb_jcc();
+		break;
+	case RKB_CALL:
+		for (i = 0; i < calls; i++)
+			rkb_call();
+		break;
+	case RKB_RIPREL:
+		for (i = 0; i < calls; i++)
+			rkb_riprel();
+		break;
+	default:
 		for (i = 0; i < calls; i++)
 			rkb_target();
+		break;
 	}
 	end = get_cycles();
 	local_irq_restore(flags);
@@ -221,6 +264,33 @@ static int rkb_find_slots(void)
 	return 0;
 }
 
+/* The probe address of every site; those of rkb_fill.S are checked. */
+static int rkb_find_sites(void)
+{
+	enum rkb_site site;
+
+	rkb_site_addrs[RKB_TARGET] = (void *)rkb_target;
+	rkb_site_addrs[RKB_TRACED] = (void *)rkb_traced;
+	for (site = 0; site < RKB_NR_SITES; site++) {
+		unsigned int off = ENDBR_INSN_SIZE + rkb_insn_sites[site].skip;
+		const u8 *insn;
+
+		if (!rkb_insn_sites[site].func)
+			continue;
+		insn = (const u8 *)rkb_insn_sites[site].func + off;
+		if (memcmp(insn, rkb_insn_sites[site].opcode,
+			   rkb_insn_sites[site].len)) {
+			pr_err("%ps+%#x is not the expected %s instruction: %*ph\n",
+			       rkb_insn_sites[site].func, off,
+			       rkb_site_names[site], rkb_insn_sites[site].len,
+			       insn);
+			return -ENODEV;
+		}
+		rkb_site_addrs[site] = (void *)insn;
+	}
+	return 0;
+}
+
 static void rkb_disarm(void)
 {
 	if (rkb_nr_fill_kps)
@@ -239,23 +309,28 @@ static void rkb_disarm(void)
 
 static int rkb_parse_site(const char *name, enum rkb_site *site)
 {
+	enum rkb_site s;
+
 	if (!name)
 		return -EINVAL;
-	if (!strcmp(name, "target"))
-		*site = RKB_TARGET;
-	else if (!strcmp(name, "traced"))
-		*site = RKB_TRACED;
-	else
-		return -EINVAL;
-	return 0;
+	for (s = 0; s < RKB_NR_SITES; s++) {
+		if (!strcmp(name, rkb_site_names[s])) {
+			*site = s;
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
 static void *rkb_site_addr(enum rkb_site site)
 {
-	return site == RKB_TRACED ? (void *)rkb_traced : (void *)rkb_target;
+	return rkb_site_addrs[site];
 }
 
-/* "kprobe <target|traced> <pre|post>": the measured kprobe, on the entry. */
+/*
+ * "kprobe <site> <pre|post>": the measured kprobe, on the entry of
+ * target or traced, on the probed instruction of the other sites.
+ */
 static int rkb_cmd_kprobe(char *args)
 {
 	char *site_name = strsep(&args, " ");
@@ -372,7 +447,7 @@ static int rkb_cmd_fillret(char *args)
 	return 0;
 }
 
-/* "measure <case> <target|traced>": time the calls with what is armed. */
+/* "measure <case> <site>": time the calls with what is armed. */
 static int rkb_cmd_measure(char *args)
 {
 	char *name = strsep(&args, " ");
@@ -560,9 +635,11 @@ static int __init rkb_init(void)
 		return -EINVAL;
 	}
 	ret = rkb_find_slots();
+	if (!ret)
+		ret = rkb_find_sites();
 	if (ret)
 		return ret;
-	for (site = RKB_TARGET; site <= RKB_TRACED; site++) {
+	for (site = 0; site < RKB_NR_SITES; site++) {
 		char what[32];
 
 		for (i = 0; i < reps; i++)
