@@ -5,7 +5,7 @@ The implementations are c (upstream C core and C arch), rust (Rust core,
 upstream C arch) and rust-arch (Rust core and Rust arch layer, x86_64 only);
 without --impl, c and rust. On x86_64 it also runs our conformance suite on
 each implementation and diffs the transcript of each non-C one against C's
-(conformance.py).
+(conformance.py), then the x86 behaviour suite (x86suite.py).
 
 Every step runs even when an earlier one failed; the summary lists each step
 and the run ends with one line `N passed, N failed, N skipped`, counting
@@ -18,7 +18,7 @@ import os
 import re
 import subprocess
 
-from . import common, conformance, kbuild, nokprobe, qemu, setup
+from . import common, conformance, kbuild, kselftest, nokprobe, qemu, setup, x86suite
 from .common import Failure, banner, info
 
 # Suites of our own that the KUnit configuration builds, besides upstream's
@@ -174,14 +174,28 @@ def compile_fail_doctests(bdir):
     return passed, failed, note
 
 
-def kunit(res, arch, impl, timeout):
+def _check_no_ftrace(bdir):
+    """Refuse a kunit-noftrace build whose .config still has the function tracer after
+    olddefconfig: its probes would take the ftrace path, which --no-ftrace is there to avoid."""
+    have = [ln for ln in (bdir / ".config").read_text().splitlines() if ln.startswith("CONFIG_FUNCTION_TRACER=")]
+    if have:
+        raise Failure(f"{bdir / '.config'} has {have[0]} although configs/noftrace.config turns it off: "
+                      "something selects the function tracer, so this is not a kernel without ftrace")
+    return "CONFIG_FUNCTION_TRACER not set in .config (checked)"
+
+
+def kunit(res, arch, impl, timeout, config="kunit"):
+    """The KUnit step on one build; config "kunit-noftrace" (--no-ftrace) is the same kernel
+    without the function tracer, its rows marked "(no ftrace)"."""
     a = common.ARCHES[arch]
-    name = f"kunit {arch}/{impl}: kprobes_test"
+    what = f"{arch}/{impl}" + (" (no ftrace)" if config == "kunit-noftrace" else "")
+    name = f"kunit {what}: kprobes_test"
     try:
-        bdir = kbuild.build(arch, impl, "kunit")
+        bdir = kbuild.build(arch, impl, config)
+        ftrace_note = _check_no_ftrace(bdir) if config == "kunit-noftrace" else ""
         log = bdir / "kunit-console.log"
         console = qemu.boot(arch, bdir, "kunit_shutdown=reboot", log, ktap_done, timeout,
-                            label=f"KUnit {arch}/{impl}")
+                            label=f"KUnit {what}")
     except Failure as e:
         res.add(name, failed=a.kunit_cases, note=str(e))
         return
@@ -198,6 +212,8 @@ def kunit(res, arch, impl, timeout):
     skipped = sum(1 for c in cases if c[2] == "SKIP")
     kp_pass = sum(1 for c in kp if c[2] == "PASS")
     note = f"kprobes_test {kp_pass}/{len(kp)} passed, {a.kunit_cases} expected on {arch}"
+    if ftrace_note:
+        note += f"; {ftrace_note}"
     cf_pass, cf_fail, cf_note = compile_fail_doctests(bdir)
     passed += cf_pass
     failed += cf_fail
@@ -222,7 +238,7 @@ def kunit(res, arch, impl, timeout):
     for c in cases:
         if c[2] != "PASS":
             note += f"\n  {c[2]}: {c[0]}.{c[1]}"
-    res.add(f"kunit {arch}/{impl}: {', '.join(sorted({c[0] for c in cases})) or 'no suite'}",
+    res.add(f"kunit {what}: {', '.join(sorted({c[0] for c in cases})) or 'no suite'}",
             passed, failed, skipped, note)
 
 
@@ -258,6 +274,18 @@ def cmd_test(args):
         impls = common.default_impls()
     setup.ensure()
 
+    if args.kselftest:
+        for arch in arches:
+            kselftest.run_all(res, arch, [i for i in impls if not common.rust_unavailable_reason(arch, i)],
+                              args.timeout)
+        return _summary(res)
+
+    if args.x86suite:
+        for arch in arches:
+            x86suite.run_all(res, arch, [i for i in impls if not common.rust_unavailable_reason(arch, i)],
+                             args.timeout)
+        return _summary(res)
+
     if args.decoder:
         banner("x86 decoder checks")
         host_checks(res, packages=[DECODER_PKG]) if (HOST_DIR / "x86-insn").is_dir() else \
@@ -281,9 +309,14 @@ def cmd_test(args):
                 banner(f"KUnit on {arch}, {impl} implementation")
                 kunit(res, arch, impl, args.timeout)
                 flags_check(res, arch, impl)
+                if args.no_ftrace:
+                    banner(f"KUnit on {arch}, {impl} implementation, without the function tracer")
+                    kunit(res, arch, impl, args.timeout, config="kunit-noftrace")
             booted = [i for i in impls if not common.rust_unavailable_reason(arch, i)]
             conformance.run_all(res, arch, booted, args.timeout)
+            x86suite.run_all(res, arch, booted, args.timeout)
             nokprobe.run_all(res, arch, booted, args.timeout)
+            kselftest.run_all(res, arch, booted, args.timeout)
         if "x86_64" in arches:
             banner("x86 decoder: differential test against objdump")
             decoder_difftest(res)

@@ -35,8 +35,12 @@ IMPL_LABELS = {"c": "C", "rust": "Rust", "rust-arch": "rust-arch"}
 RUST_ARCH_ARCHES = ("x86_64",)
 # The Kconfig symbol that selects the Rust arch layer; rust-arch is buildable once the tree defines it.
 RUST_ARCH_KCONFIG = "KPROBES_RUST_ARCH"
-# Build configurations: a fragment under tools/testing/rkprobes/configs/ each.
-CONFIG_NAMES = ("kunit", "run", "bench")
+# Build configurations: a fragment under tools/testing/rkprobes/configs/ each, or a variant below.
+CONFIG_NAMES = ("kunit", "run", "bench", "kunit-noftrace")
+# Variants of a configuration: name -> (the configuration whose fragments it starts from, the
+# fragments applied after them). kunit-noftrace: the KUnit kernel without the function tracer
+# (`rkprobes test --no-ftrace`).
+CONFIG_VARIANTS = {"kunit-noftrace": ("kunit", ("noftrace.config",))}
 
 # The crate root of the Rust core; its presence is what makes --impl rust buildable.
 RUST_CORE_ROOT = REPO / "kernel" / "kprobes" / "kprobes_rust.rs"

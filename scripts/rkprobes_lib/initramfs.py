@@ -15,7 +15,7 @@ def pack(bdir, name, init, modules, files=None):
     """Write `bdir/<name>.cpio.gz` (gzip'd newc cpio) and return its path.
 
     `init` becomes /init; each path of `modules` lands in /lib/modules/ under its own name;
-    `files` maps a path in the initramfs to the file to put there.
+    `files` maps a path in the initramfs to the file to put there; directories it names are made.
     """
     root = bdir / name
     shutil.rmtree(root, ignore_errors=True)
@@ -29,6 +29,7 @@ def pack(bdir, name, init, modules, files=None):
     for ko in modules:
         shutil.copy2(ko, root / "lib" / "modules" / Path(ko).name)
     for dest, src in (files or {}).items():
+        (root / dest).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, root / dest)
     files = subprocess.run(["find", ".", "-mindepth", "1"], cwd=root, capture_output=True, check=True).stdout
     r = subprocess.run(["cpio", "-o", "-H", "newc", "-R", "0:0", "--quiet"], cwd=root, input=files,

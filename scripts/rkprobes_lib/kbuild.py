@@ -47,14 +47,17 @@ def make_env():
 
 def _fragments(arch, impl, config):
     """The fragments of one build: config, arch and impl ones, then `<config>-<arch>.config`
-    when it exists (what one configuration needs, or can leave out, on one arch only)."""
-    names = [f"{config}.config", f"arch-{arch}.config", f"impl-{impl}.config"]
+    when it exists (what one configuration needs, or can leave out, on one arch only). A variant
+    of common.CONFIG_VARIANTS takes its base configuration's and then its own."""
+    base, variant = common.CONFIG_VARIANTS.get(config, (config, ()))
+    names = [f"{base}.config", f"arch-{arch}.config", f"impl-{impl}.config"]
     paths = [common.CONFIGS / n for n in names]
+    extra = common.CONFIGS / f"{base}-{arch}.config"
+    paths += ([extra] if extra.is_file() else []) + [common.CONFIGS / n for n in variant]
     for p in paths:
         if not p.is_file():
             raise Failure(f"missing config fragment {p.relative_to(common.REPO)}")
-    extra = common.CONFIGS / f"{config}-{arch}.config"
-    return paths + ([extra] if extra.is_file() else [])
+    return paths
 
 
 def _wanted_options(text):

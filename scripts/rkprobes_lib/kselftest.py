@@ -1,0 +1,281 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Upstream's ftrace kselftests of kprobes in `rkprobes test`, on each implementation.
+
+For each implementation: boot the KUnit kernel (configs/kunit-x86_64.config
+gives it modules, debugfs, ftrace, kprobe events, the trace-printk sample
+module and KALLSYMS_ALL) again with a busybox initramfs holding upstream's
+tools/testing/selftests/ftrace/ftracetest, test.d/functions and the cases
+of test.d/kprobe/, copied at test time from the pristine source, never kept
+in the repository. The initramfs's /init (tools/testing/rkprobes/kselftest/)
+runs `ftracetest --logdir /tmp/... test.d/kprobe` under busybox sh and prints
+ftracetest's own output, its exit code and the logs of the cases that did
+not end as expected. Each case's result is parsed from ftracetest's
+"[n] <description>\\t[RESULT]" lines, n being the case's place in the sorted
+list of test.d/kprobe/*.tc, as ftracetest orders them.
+
+Once every implementation has run, each non-C one must pass every case C
+passes; cases that do not pass on both (UNSUPPORTED for a missing feature,
+UNRESOLVED, XFAIL, a failure on both) are listed, not failed.
+"""
+
+import json
+import re
+
+from . import common, initramfs, kbuild, qemu
+from .common import Failure
+
+FTRACE_DIR = common.PRISTINE / "tools" / "testing" / "selftests" / "ftrace"
+CASES_DIR = "test.d/kprobe"
+INIT = common.REPO / "tools" / "testing" / "rkprobes" / "kselftest" / "kselftest-init.sh"
+# kprobe_module.tc loads this sample with modprobe (CONFIG_SAMPLE_TRACE_PRINTK=m).
+SAMPLE_MODULES = ("samples/trace_printk/trace-printk.ko",)
+# Modules, debugfs and an initramfs are in the x86_64 KUnit configuration only.
+ARCHES = ("x86_64",)
+# The kernel's built-in KUnit suites already ran in the KUnit boot.
+APPEND = "panic=-1 kunit.enable=0"
+RESULTS = ("PASS", "FAIL", "UNRESOLVED", "UNTESTED", "UNSUPPORTED", "XFAIL", "UNDEFINED")
+PASSED = ("PASS", "XFAIL")
+FAILED = ("FAIL", "UNDEFINED")
+CASE_RE = re.compile(r"^\[(\d+)\]\s?(.*?)\s*\[(" + "|".join(RESULTS) + r")\]$")
+CASE_START_RE = re.compile(r"^\[(\d+)\]\s?(.*)$")
+SUMMARY_RE = re.compile(r"^# of ([a-z() ]+):\s+(\d+)$")
+# Cases that fail on every implementation, C included, when the kernel lacks a config option:
+# case file -> (the option, why). Without the option they count as skipped; any other failure
+# fails the implementation's row. Networking would add about a sixth to the KUnit kernel's
+# build, for one case whose probes (kretprobes with and without maxactive) other cases cover.
+KNOWN_FAILURES = {"kretprobe_maxactive.tc": ("CONFIG_INET", "its probes are on inet_csk_accept, "
+                                             "which only a kernel with CONFIG_INET has")}
+
+
+def cases():
+    """The case files, in ftracetest's order (`find | sort` with LC_ALL=C)."""
+    return sorted(p.name for p in (FTRACE_DIR / CASES_DIR).glob("*.tc"))
+
+
+def _files():
+    """What the initramfs holds of upstream's ftrace selftests: its path there -> the file."""
+    files = {"ftrace/ftracetest": FTRACE_DIR / "ftracetest",
+             "ftrace/test.d/functions": FTRACE_DIR / "test.d" / "functions"}
+    for name in cases():
+        files[f"ftrace/{CASES_DIR}/{name}"] = FTRACE_DIR / CASES_DIR / name
+    missing = [str(p) for p in files.values() if not p.is_file()]
+    if missing:
+        raise Failure("upstream's ftrace selftests are not in the pristine source: missing "
+                      + ", ".join(missing))
+    return files
+
+
+def _clean(line):
+    line = re.sub(r"^\[\s*\d+\.\d+\]\s?", "", line.rstrip("\r\n").replace("\r", ""))
+    return re.sub(r"\x1b\[[0-9;]*[mK]", "", line)
+
+
+def _segment(lines, start, end):
+    out, inside = [], False
+    for ln in lines:
+        if ln == start:
+            inside = True
+        elif ln == end:
+            break
+        elif inside:
+            out.append(ln)
+    return out
+
+
+def _logs(lines):
+    """{ file: text } of the logs the init printed between "RKK-LOG <file>" and RKK-LOG-END."""
+    logs, name, buf = {}, None, []
+    for ln in lines:
+        m = re.match(r"^RKK-LOG (\S+)$", ln)
+        if m:
+            name, buf = m.group(1), []
+        elif ln == "RKK-LOG-END" and name:
+            logs[name] = "\n".join(buf)
+            name = None
+        elif name:
+            buf.append(ln)
+    return logs
+
+
+def parse(text):
+    """{ n: (description, result) }, { summary name: count }, exit code or None, the logs, and
+    the case that had started without a result (n, description) or None."""
+    lines = [_clean(ln) for ln in text.splitlines()]
+    logs = _logs(lines)
+    # ftracetest's log file has its output without console noise; the console is the
+    # fallback when the boot did not get that far.
+    source = logs["ftracetest.log"].splitlines() if "ftracetest.log" in logs else \
+        _segment(lines, "RKK-BEGIN", "RKK-DONE")
+    results, summary, running = {}, {}, None
+    for ln in source:
+        m = CASE_RE.match(ln)
+        if m:
+            results[int(m.group(1))] = (m.group(2), m.group(3))
+            running = None
+            continue
+        # On the console, kernel messages can split a case's line before its result.
+        m = re.search(r"\[(" + "|".join(RESULTS) + r")\]$", ln)
+        if m and running:
+            results[running[0]] = (running[1], m.group(1))
+            running = None
+            continue
+        m = CASE_START_RE.match(ln)
+        if m and int(m.group(1)) not in results:
+            running = (int(m.group(1)), m.group(2))
+        m = SUMMARY_RE.match(ln)
+        if m:
+            summary[m.group(1)] = int(m.group(2))
+    exit_code = next((int(m.group(1)) for m in (re.match(r"^RKK-EXIT (\d+)$", ln) for ln in lines) if m), None)
+    return results, summary, exit_code, logs, running
+
+
+def _case_log(logs, n, case):
+    """The log ftracetest kept for case `n` (file "<n>-<case>-log.XXXXXX"), if any."""
+    return next((t for f, t in logs.items() if f.startswith(f"{n}-{case}-log.")), None)
+
+
+def run(res, arch, impl, timeout):
+    """Build, boot and parse one implementation; adds one result row, returns { case: result }
+    or None when nothing ran."""
+    names = cases()
+    name = f"ftrace kselftests {arch}/{impl}: {CASES_DIR}"
+    try:
+        bdir = kbuild.build(arch, impl, "kunit")
+        kos = [bdir / m for m in SAMPLE_MODULES if (bdir / m).is_file()]
+        initrd = initramfs.pack(bdir, "kselftest-initramfs", INIT, kos, files=_files())
+    except Failure as e:
+        res.add(name, failed=len(names) or 1, note=str(e))
+        return None
+    log = bdir / "kselftest-console.log"
+    boot_error = None
+    try:
+        text = qemu.boot(arch, bdir, APPEND, log, lambda t: "RKK-DONE" in t, timeout, initrd=initrd,
+                         label=f"ftrace kselftests {arch}/{impl}")
+    except Failure as e:
+        boot_error = str(e)
+        text = log.read_text(errors="replace") if log.is_file() else ""
+    parsed, summary, exit_code, logs, running = parse(text)
+    results = {}
+    print(f"\nftrace kselftests {arch}/{impl} (upstream {CASES_DIR}, {len(names)} cases):", flush=True)
+    for n, case in enumerate(names, 1):
+        desc, status = parsed.get(n, ("", "DID NOT RUN"))
+        results[case] = status
+        print(f"  {status:11} [{n}] {case}{': ' + desc if desc else ''}", flush=True)
+    counts = {r: sum(1 for s in results.values() if s == r) for r in RESULTS + ("DID NOT RUN",)}
+    config = (bdir / ".config").read_text().splitlines()
+    excused = {c: why for c, (opt, why) in KNOWN_FAILURES.items() if f"{opt}=y" not in config}
+    known = sorted(c for c, s in results.items() if s in FAILED and c in excused)
+    failures = sorted(c for c, s in results.items() if s in FAILED and c not in excused)
+    not_run = sorted(c for c, s in results.items() if s == "DID NOT RUN")
+    passed = counts["PASS"] + counts["XFAIL"]
+    skipped = counts["UNSUPPORTED"] + counts["UNRESOLVED"] + counts["UNTESTED"] + len(known)
+    failed = len(failures) + len(not_run)
+
+    def listed(r):
+        who = [c + (f", expected without {KNOWN_FAILURES[c][0]}" if c in known else "")
+               for c in sorted(results) if results[c] == r]
+        return f"{counts[r]} {r}" + (f" ({'; '.join(who)})" if r not in PASSED else "")
+
+    note = (", ".join(listed(r) for r in RESULTS + ("DID NOT RUN",) if counts[r])
+            + f" of {len(names)}; ftracetest exit {exit_code if exit_code is not None else '(none)'}"
+            + f" (console: {log})")
+    if not kos:
+        note += f"; no {', '.join(SAMPLE_MODULES)} in the build: kprobe_module.tc cannot load it"
+    if boot_error:
+        failed = max(failed, 1)
+        where = (f"case [{running[0]}] {names[running[0] - 1] if running[0] <= len(names) else '?'} "
+                 "had started and not ended" if running else "no case was running")
+        limit = "within the time limit" in boot_error or "did not finish within" in boot_error
+        note = ((f"ftracetest did not finish within the {timeout}s limit per boot (--timeout): " if limit
+                 else "the boot did not finish: ") + f"{where}\n{boot_error}\n{note}")
+        print(f"ftrace kselftests {arch}/{impl}: the boot did not finish; {where}", flush=True)
+    else:
+        want_exit = 1 if any(s in FAILED for s in results.values()) else 0
+        if exit_code != want_exit:
+            failed += 1
+            note += f"; ftracetest exited {exit_code}, its results say {want_exit}"
+        if summary and summary.get("passed") != counts["PASS"]:
+            failed += 1
+            note += f"; ftracetest's summary says {summary.get('passed')} passed, {counts['PASS']} parsed"
+    for c in known:
+        note += f"\n  {results[c]} (expected without {KNOWN_FAILURES[c][0]}, on C too): {c}: {excused[c]}"
+    for c in failures + not_run:
+        note += f"\n  {results[c]}: {c}"
+    for c in failures:
+        case_log = _case_log(logs, names.index(c) + 1, c)
+        if case_log:
+            print(f"--- ftracetest's log of {c} on {impl}:\n{case_log}\n---", flush=True)
+            note += "\n    " + "\n    ".join(case_log.splitlines()[-8:])
+    data = {"impl": impl, "results": results, "summary": summary, "exit": exit_code,
+            "logs": {c: _case_log(logs, n, c) for n, c in enumerate(names, 1) if _case_log(logs, n, c)}}
+    (bdir / "kselftest-results.json").write_text(json.dumps(data, indent=1, sort_keys=True))
+    res.add(name, passed, failed, skipped, note)
+    return results if parsed else None
+
+
+def compare_name(arch, other):
+    """The result row of the comparison of C with `other`."""
+    return f"ftrace kselftests {arch}: {common.impl_label(other)} passes the cases C passes"
+
+
+def compare(res, arch, runs, other):
+    """Every case that passes on C must pass on `other`; one result row."""
+    name = compare_name(arch, other)
+    label = common.impl_label(other)
+    c, o = runs.get("c"), runs.get(other)
+    if not c or not o:
+        missing = [i for i in ("c", other) if not runs.get(i)]
+        res.add(name, skipped=1, note=f"not compared: no results from {', '.join(missing)} "
+                "(not run, or its boot failed)")
+        return
+    lost = [f"{k}: C {c[k]}, {label} {o.get(k, 'DID NOT RUN')}" for k in sorted(c)
+            if c[k] == "PASS" and o.get(k) != "PASS"]
+    gained = [f"{k}: C {c[k]}, {label} {o[k]}" for k in sorted(o) if o[k] == "PASS" and c.get(k) != "PASS"]
+    other_diffs = [f"{k}: C {c.get(k)}, {label} {o.get(k)}" for k in sorted(set(c) | set(o))
+                   if c.get(k) != o.get(k) and "PASS" not in (c.get(k), o.get(k))]
+    neither = [f"{k} ({c[k]})" for k in sorted(c) if c[k] != "PASS" and c[k] == o.get(k)]
+    n_pass = sum(1 for s in c.values() if s == "PASS")
+    note = f"{n_pass} cases pass on C, {n_pass - len(lost)} of them on {label}"
+    if neither:
+        note += "; not passed on either, same result: " + ", ".join(neither)
+    for what, items in (("passed on C, not on " + label, lost), ("passed on " + label + ", not on C", gained),
+                        ("other differences", other_diffs)):
+        if items:
+            note += f"\n  {what}: " + "; ".join(items)
+            print(f"ftrace kselftests {arch}: {what}: " + "; ".join(items), flush=True)
+    res.add(name, int(not lost), int(bool(lost)), note=note)
+
+
+def _table(arch, runs, impls):
+    names = cases()
+    width = max(len(n) for n in names)
+    print(f"\nftrace kselftests {arch}, per case:", flush=True)
+    print("  " + f"{'case':<{width}}  " + "  ".join(f"{i:<11}" for i in impls), flush=True)
+    for n in names:
+        print("  " + f"{n:<{width}}  " + "  ".join(f"{(runs.get(i) or {}).get(n, '-'):<11}" for i in impls),
+              flush=True)
+
+
+def run_all(res, arch, impls, timeout):
+    """The kselftests on `arch` for each of `impls`, then C against each other one."""
+    if arch not in ARCHES:
+        res.add(f"ftrace kselftests {arch}", skipped=1,
+                note=f"run on {', '.join(ARCHES)} only (the KUnit kernels of the other arches have no "
+                "modules, initramfs or kprobe events)")
+        return
+    runs = {}
+    for impl in impls:
+        common.banner(f"ftrace kselftests ({CASES_DIR}) on {arch}, {impl} implementation")
+        runs[impl] = run(res, arch, impl, timeout)
+    _table(arch, runs, impls)
+    others = common.non_c_impls(impls)
+    if not others:
+        res.add(compare_name(arch, "rust"), skipped=1,
+                note=f"not compared: only the {impls[0] if impls else 'no'} implementation was run")
+    for other in others:
+        if "c" not in impls:
+            res.add(compare_name(arch, other), skipped=1,
+                    note=f"not compared: only the {impls[0]} implementation was run" if len(impls) == 1
+                    else "not compared: the c implementation was not run")
+            continue
+        compare(res, arch, runs, other)

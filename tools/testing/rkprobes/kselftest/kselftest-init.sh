@@ -1,0 +1,39 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# /init of the ftrace kselftest initramfs of `scripts/rkprobes test`
+# (scripts/rkprobes_lib/kselftest.py): runs upstream's ftracetest on its
+# kprobe cases, copied at test time from the pristine source into
+# /ftrace (ftracetest, test.d/functions, test.d/kprobe/*.tc). The modules in
+# /lib/modules (the trace-printk sample, which kprobe_module.tc loads with
+# modprobe) are moved where modprobe looks for them. ftracetest writes its
+# logs to /tmp on the initramfs (a ramfs); its own output goes to the
+# console between RKK-BEGIN and "RKK-EXIT <exit code>", then the log of
+# each case it kept (those that did not end as expected) and its own log,
+# each between "RKK-LOG <file>" and RKK-LOG-END, then RKK-DONE.
+
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tracefs tracefs /sys/kernel/tracing
+mkdir -p /tmp
+release=$(uname -r)
+mkdir -p "/lib/modules/$release"
+for ko in /lib/modules/*.ko; do
+	[ -f "$ko" ] && mv "$ko" "/lib/modules/$release/"
+done
+depmod
+logs=/tmp/ftracetest-logs
+echo RKK-BEGIN
+sh /ftrace/ftracetest --logdir "$logs" /ftrace/test.d/kprobe
+echo "RKK-EXIT $?"
+for f in "$logs"/*-log.* "$logs"/ftracetest.log; do
+	[ -f "$f" ] || continue
+	echo "RKK-LOG ${f##*/}"
+	cat "$f"
+	echo RKK-LOG-END
+done
+echo RKK-DONE
+reboot -f
