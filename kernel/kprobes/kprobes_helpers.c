@@ -125,14 +125,6 @@ void __weak arch_kretprobe_fixup_return(struct pt_regs *regs,
 
 /* ---- links (callers hold kprobe_mutex, or read under RCU) ---- */
 
-/*
- * The Rust core links and unlinks struct kprobe itself, as list.h's inlines
- * do; these are the poison values C leaves in unlinked nodes, for arches
- * whose POISON_POINTER_DELTA it does not know as a constant.
- */
-const unsigned long rkp_list_poison1 = (unsigned long)LIST_POISON1;
-const unsigned long rkp_list_poison2 = (unsigned long)LIST_POISON2;
-
 #ifdef CONFIG_LIST_HARDENED
 /* With list checking on, list_head updates go through C's checked inlines. */
 void rkp_list_add_rcu(struct list_head *new, struct list_head *head)

@@ -7,12 +7,11 @@
 #define _KERNEL_KPROBES_HELPERS_H
 
 #include <linux/kprobes.h>
+#include <linux/memory.h>
 
 struct module;
 struct task_struct;
 
-extern const unsigned long rkp_list_poison1;
-extern const unsigned long rkp_list_poison2;
 void rkp_list_add_rcu(struct list_head *new, struct list_head *head);
 void rkp_list_del_rcu(struct list_head *entry);
 struct kprobe *rkp_kprobe_running(void);
@@ -89,12 +88,10 @@ int rkp_set_all_kprobes(bool enable);
 bool rkp_kprobes_allow_optimization(void);
 void rkp_kprobes_optimization_sysctl(bool value);
 
-#ifdef __ARCH_WANT_KPROBES_INSN_SLOT
 void rkp_free_insn_page(void *page);
 void *rkp_insn_page_alloc(struct kprobe_insn_cache *c, size_t size, void **insns);
 void rkp_insn_page_add(struct kprobe_insn_cache *c, struct list_head *list, void *insns);
 void rkp_insn_page_remove(struct kprobe_insn_cache *c, struct list_head *list, void *insns);
-#endif
 
 #ifdef CONFIG_OPTPROBES
 void rkp_queue_add(struct kprobe *ap, int q);

@@ -247,9 +247,14 @@ def require_impl_available(impl, arch="x86_64"):
 
 
 def default_impls():
-    """What `test` and `bench` run without --impl: c, and rust when the Rust core is in the tree.
-    Not rust-arch: it joins the default once it passes, by a change here."""
-    return ["c", "rust"] if rust_core_present() else ["c"]
+    """What `test` and `bench` run without --impl: c; rust when the Rust core is in the tree;
+    rust-arch when the Rust x86 arch layer is too (on arches without it, `test` reports it as
+    skipped with the reason)."""
+    if not rust_core_present():
+        return ["c"]
+    if rust_unavailable_reason("x86_64", "rust-arch") is None:
+        return ["c", "rust", "rust-arch"]
+    return ["c", "rust"]
 
 
 def find_tool(name, extra_dirs=()):

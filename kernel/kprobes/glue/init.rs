@@ -11,14 +11,13 @@ use core::ffi::{c_int, c_uint};
 
 use kernel::bindings;
 
+use super::helpers::rkp_dereference_symbol_descriptor;
+
 use super::platform::{Module, KERNEL};
 use crate::blacklist::ModuleAreas;
 use crate::errno::to_c_ret;
 use crate::register::{self, ModuleEvent};
 
-extern "C" {
-    fn rkp_dereference_symbol_descriptor(addr: usize) -> usize;
-}
 
 /// `init_kprobes()` up to and including `arch_init_kprobes()`, in C's order (the blacklist and
 /// its message, the kretprobe blacklist, the global arm state, the optprobe slot size); returns

@@ -20,6 +20,7 @@ use core::ptr::{self, addr_of, NonNull};
 use kernel::bindings;
 use kernel::types::Opaque;
 
+use super::helpers::{rkp_insn_page_add, rkp_insn_page_alloc, rkp_insn_page_remove};
 use crate::insn_slot::{self, InsnCache, SlotState};
 use crate::report::{Message, Report, WarnSite};
 use crate::text::KSYM_NAME_LEN;
@@ -38,11 +39,6 @@ struct InsnPage {
 
 // The cache is passed as `void *`: `struct kprobe_insn_cache` embeds a mutex whose layout trips
 // `improper_ctypes` in some configs, and C only needs the address.
-extern "C" {
-    fn rkp_insn_page_alloc(c: *mut c_void, size: usize, insns: *mut *mut c_void) -> *mut c_void;
-    fn rkp_insn_page_add(c: *mut c_void, list: *mut bindings::list_head, insns: *mut c_void);
-    fn rkp_insn_page_remove(c: *mut c_void, list: *mut bindings::list_head, insns: *mut c_void);
-}
 
 /// A `struct kprobe_insn_cache`, used by reference: `&Cache` is the cache's own address, so
 /// the logic's `&C` needs no copy of a handle on the stack (that would keep `mutex_unlock()`
@@ -71,9 +67,6 @@ impl Cache {
         self.0.get()
     }
 
-    fn raw(&self) -> *mut c_void {
-        self.ptr().cast()
-    }
 }
 
 /// One page of a cache.
@@ -244,7 +237,7 @@ impl InsnCache for Cache {
         let size = core::mem::size_of::<InsnPage>() + n;
         // SAFETY: C allocates `size` bytes (kmalloc, as C's struct_size()) and a text page from
         // the cache, or returns NULL with nothing allocated.
-        let kip = NonNull::new(unsafe { rkp_insn_page_alloc(self.raw(), size, &mut insns) })?;
+        let kip = NonNull::new(unsafe { rkp_insn_page_alloc(self.ptr(), size, &mut insns) })?;
         let kip = kip.cast::<InsnPage>();
         // SAFETY: `kip` is a fresh allocation of `size` bytes, kmalloc-aligned; every field and
         // the `n` slot bytes are written before the page is used.
@@ -271,7 +264,7 @@ impl InsnCache for Cache {
     }
     fn add_page(&self, pg: Self::Page) {
         // SAFETY: cache mutex held; `pg` fresh from `alloc_page` (its list node unlinked).
-        unsafe { rkp_insn_page_add(self.raw(), pg.list(), pg.insns()) };
+        unsafe { rkp_insn_page_add(self.ptr(), pg.list(), pg.insns()) };
     }
     fn is_only_page(&self, pg: Self::Page) -> bool {
         // list_is_singular() on the page's node: the head is its only neighbour.
@@ -282,7 +275,7 @@ impl InsnCache for Cache {
     }
     fn remove_page(&self, pg: Self::Page) {
         // SAFETY: cache mutex held; `pg` linked in this cache.
-        unsafe { rkp_insn_page_remove(self.raw(), pg.list(), pg.insns()) };
+        unsafe { rkp_insn_page_remove(self.ptr(), pg.list(), pg.insns()) };
     }
     fn free_page(&self, pg: Self::Page) {
         // SAFETY: unlinked and a grace period has passed (the logic's order): the text page
@@ -348,12 +341,10 @@ pub unsafe extern "C" fn __is_insn_slot_addr(
     c: *mut bindings::kprobe_insn_cache,
     addr: usize,
 ) -> bool {
-    // SAFETY: an RCU read-side section around the lockless walk.
-    unsafe { super::helpers::rcu_read_lock() };
+    let rcu = kernel::sync::rcu::read_lock();
     // SAFETY: `# Safety`.
     let r = unsafe { cache(c) }.is_some_and(|c| insn_slot::is_insn_slot_addr(c, addr));
-    // SAFETY: ends the section.
-    unsafe { super::helpers::rcu_read_unlock() };
+    drop(rcu);
     r
 }
 
@@ -399,12 +390,10 @@ pub unsafe extern "C" fn kprobe_cache_get_kallsym(
     let (Some(c), false) = (unsafe { cache(c) }, symnum.is_null()) else {
         return crate::errno::Errno::ERANGE.to_neg();
     };
-    // SAFETY: RCU reader; `symnum` writable (caller contract).
-    unsafe { super::helpers::rcu_read_lock() };
-    // SAFETY: as above.
+    let rcu = kernel::sync::rcu::read_lock();
+    // SAFETY: `symnum` is writable (caller contract).
     let page = insn_slot::cache_get_kallsym(c, unsafe { &mut *symnum });
-    // SAFETY: ends the section.
-    unsafe { super::helpers::rcu_read_unlock() };
+    drop(rcu);
     match page {
         Some(p) => {
             // SAFETY: forwarded caller contract.

@@ -6,68 +6,30 @@
 //! Constraints: writers are serialised by the caller (`kprobe_mutex`); readers walk the same
 //! links under RCU, so each store a reader can observe happens in C's order, with release
 //! ordering where C uses `rcu_assign_pointer()` and as a volatile store where C uses
-//! `WRITE_ONCE()`. Unlinked nodes get C's `LIST_POISON1`/`LIST_POISON2`. Under
+//! `WRITE_ONCE()`. Unlinked nodes get C's `LIST_POISON1`/`LIST_POISON2`, from the arch's
+//! `POISON_POINTER_DELTA` as bindgen sees it. Under
 //! `CONFIG_LIST_HARDENED` (which `CONFIG_DEBUG_LIST` selects) the `list_head` updates go through
 //! C, which checks both neighbours before it links or unlinks.
 
 use core::ptr::{self, addr_of_mut};
 use core::sync::atomic::{AtomicPtr, Ordering};
 
-use kernel::bindings::{hlist_head, hlist_node, list_head};
-
-/// `POISON_POINTER_DELTA` (`CONFIG_ILLEGAL_POINTER_VALUE`, a fixed per-arch Kconfig value that
-/// rustc sees only as a string): the values of the 64-bit arches that set one, matched here so
-/// that the poison is an immediate, as in C; for any other, C's own values are read.
-#[cfg(all(
-    target_pointer_width = "64",
-    CONFIG_ILLEGAL_POINTER_VALUE = "0xdead000000000000"
-))]
-const POISON_POINTER_DELTA: Option<usize> = Some(0xdead_0000_0000_0000);
-#[cfg(all(
-    target_pointer_width = "64",
-    CONFIG_ILLEGAL_POINTER_VALUE = "0x5deadbeef0000000"
-))]
-const POISON_POINTER_DELTA: Option<usize> = Some(0x5dea_dbee_f000_0000);
-#[cfg(not(all(
-    target_pointer_width = "64",
-    any(
-        CONFIG_ILLEGAL_POINTER_VALUE = "0xdead000000000000",
-        CONFIG_ILLEGAL_POINTER_VALUE = "0x5deadbeef0000000"
-    )
-)))]
-const POISON_POINTER_DELTA: Option<usize> = None;
-
-extern "C" {
-    /// `LIST_POISON1` and `LIST_POISON2` as C computes them.
-    static rkp_list_poison1: usize;
-    static rkp_list_poison2: usize;
-}
+use kernel::bindings::{hlist_head, hlist_node, list_head, POISON_POINTER_DELTA};
 
 /// `LIST_POISON1` (`0x100 + POISON_POINTER_DELTA`).
 #[inline(always)]
 fn poison1<T>() -> *mut T {
-    match POISON_POINTER_DELTA {
-        Some(d) => (0x100 + d) as *mut T,
-        // SAFETY: a constant C initialises at compile time and never writes.
-        None => unsafe { rkp_list_poison1 as *mut T },
-    }
+    (0x100 + POISON_POINTER_DELTA) as *mut T
 }
 
 /// `LIST_POISON2` (`0x122 + POISON_POINTER_DELTA`).
 #[inline(always)]
 fn poison2<T>() -> *mut T {
-    match POISON_POINTER_DELTA {
-        Some(d) => (0x122 + d) as *mut T,
-        // SAFETY: as above.
-        None => unsafe { rkp_list_poison2 as *mut T },
-    }
+    (0x122 + POISON_POINTER_DELTA) as *mut T
 }
 
 #[cfg(CONFIG_LIST_HARDENED)]
-extern "C" {
-    fn rkp_list_add_rcu(new: *mut list_head, head: *mut list_head);
-    fn rkp_list_del_rcu(entry: *mut list_head);
-}
+use super::helpers::{rkp_list_add_rcu, rkp_list_del_rcu};
 
 /// `rcu_assign_pointer(*slot, v)`: `smp_store_release()`.
 ///

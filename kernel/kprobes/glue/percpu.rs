@@ -4,16 +4,18 @@
 //! block's `kprobe_status`.
 //!
 //! Constraints: called on the probe-hit path with preemption disabled, so a plain
-//! `__this_cpu_write` is enough. On x86_64 SMP each write is the single `%gs`-relative store C
-//! compiles `__this_cpu_write()` into (a call into C per write cost more than the write); the
-//! symbols are the C per-CPU variables, so the kernel's relocation of per-CPU references
-//! applies to these stores as to C's. Elsewhere the writes go through `kprobes_helpers.c`.
+//! `__this_cpu_write` is enough. Where the kernel crate has an inline `this_cpu_ptr()`
+//! (`kernel::percpu`: uniprocessor and x86_64) the write is a store through it, as C inlines
+//! it; elsewhere it goes through the `__kprobes` helpers of `kprobes_helpers.c` (a helper of
+//! the kernel crate would be probeable).
 
 use kernel::bindings;
+#[cfg(any(not(CONFIG_SMP), CONFIG_X86_64))]
+use kernel::percpu::this_cpu_ptr;
 
-#[cfg(not(all(CONFIG_X86_64, CONFIG_SMP)))]
+#[cfg(not(any(not(CONFIG_SMP), CONFIG_X86_64)))]
 use super::helpers::rkp_set_current_kprobe;
-#[cfg(all(CONFIG_KRETPROBE_ON_RETHOOK, not(all(CONFIG_X86_64, CONFIG_SMP))))]
+#[cfg(all(CONFIG_KRETPROBE_ON_RETHOOK, not(any(not(CONFIG_SMP), CONFIG_X86_64))))]
 use super::helpers::rkp_set_kprobe_status;
 
 /// `__this_cpu_write(current_kprobe, p)`.
@@ -22,19 +24,14 @@ use super::helpers::rkp_set_kprobe_status;
 ///
 /// Preemption is disabled (probe-hit context); `p` is NULL or a live probe.
 #[inline(always)]
-pub(super) unsafe fn set_current_kprobe(p: *mut bindings::kprobe) {
-    #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
-    // SAFETY: a store to this CPU's `current_kprobe`, addressed as C addresses per-CPU data
-    // (%gs base plus the variable's per-CPU offset); no other memory is touched.
+pub(crate) unsafe fn set_current_kprobe(p: *mut bindings::kprobe) {
+    #[cfg(any(not(CONFIG_SMP), CONFIG_X86_64))]
+    // SAFETY: `current_kprobe` is a DEFINE_PER_CPU variable; preemption is disabled, so the
+    // pointer is this CPU's instance, which only this CPU writes.
     unsafe {
-        core::arch::asm!(
-            "movq {p}, %gs:{var}(%rip)",
-            p = in(reg) p,
-            var = sym bindings::current_kprobe,
-            options(att_syntax, nostack, preserves_flags)
-        )
+        core::ptr::write_volatile(this_cpu_ptr(core::ptr::addr_of_mut!(bindings::current_kprobe)), p)
     };
-    #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP)))]
+    #[cfg(not(any(not(CONFIG_SMP), CONFIG_X86_64)))]
     // SAFETY: the C helper is `__this_cpu_write(current_kprobe, p)`; preemption is disabled.
     unsafe {
         rkp_set_current_kprobe(p)
@@ -48,20 +45,14 @@ pub(super) unsafe fn set_current_kprobe(p: *mut bindings::kprobe) {
 /// Preemption is disabled (probe-hit context).
 #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
 #[inline(always)]
-pub(super) unsafe fn set_kprobe_status(status: usize) {
-    #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
-    // SAFETY: a store to this CPU's `kprobe_ctlblk.kprobe_status` (an `unsigned long`),
-    // addressed as C addresses per-CPU data; no other memory is touched.
+pub(crate) unsafe fn set_kprobe_status(status: usize) {
+    #[cfg(any(not(CONFIG_SMP), CONFIG_X86_64))]
+    // SAFETY: `kprobe_ctlblk` is a DEFINE_PER_CPU variable; as above.
     unsafe {
-        core::arch::asm!(
-            "movq {s}, %gs:{var}+{off}(%rip)",
-            s = in(reg) status,
-            var = sym bindings::kprobe_ctlblk,
-            off = const core::mem::offset_of!(bindings::kprobe_ctlblk, kprobe_status),
-            options(att_syntax, nostack, preserves_flags)
-        )
+        let kcb = this_cpu_ptr(core::ptr::addr_of_mut!(bindings::kprobe_ctlblk));
+        core::ptr::write_volatile(core::ptr::addr_of_mut!((*kcb).kprobe_status), status)
     };
-    #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP)))]
+    #[cfg(not(any(not(CONFIG_SMP), CONFIG_X86_64)))]
     // SAFETY: the C helper is that store; preemption is disabled.
     unsafe {
         rkp_set_kprobe_status(status)

@@ -14,7 +14,6 @@
 
 use core::cell::UnsafeCell;
 use core::ffi::CStr;
-use core::marker::PhantomData;
 use core::mem::offset_of;
 use core::mem::MaybeUninit;
 use core::ops::{ControlFlow, Deref, DerefMut};
@@ -22,6 +21,7 @@ use core::ptr::{self, addr_of, addr_of_mut, NonNull};
 use core::slice;
 
 use kernel::bindings;
+use kernel::sync::lock::{mutex::MutexBackend, Guard, Lock};
 
 use super::helpers::*;
 use super::list;
@@ -140,23 +140,17 @@ static STATE: StateCell = StateCell(UnsafeCell::new(KprobeState::new()));
 
 /// Holds `kprobe_mutex`; gives access to the state it guards.
 pub struct KprobeMutexGuard {
-    _not_send: PhantomData<*mut ()>,
+    _guard: Guard<'static, (), MutexBackend>,
 }
 
 impl KprobeMutexGuard {
     fn lock() -> Self {
-        // SAFETY: a plain sleeping lock, taken from process context.
-        unsafe { bindings::mutex_lock(addr_of_mut!(kprobe_mutex)) };
+        // SAFETY: `kprobe_mutex` is C's `DEFINE_MUTEX()` in `kprobes_helpers.c`: initialised at
+        // compile time, never moved or freed.
+        let mutex = unsafe { Lock::<(), MutexBackend>::from_raw(addr_of_mut!(kprobe_mutex)) };
         KprobeMutexGuard {
-            _not_send: PhantomData,
+            _guard: mutex.lock(),
         }
-    }
-}
-
-impl Drop for KprobeMutexGuard {
-    fn drop(&mut self) {
-        // SAFETY: this guard took the mutex in `lock`.
-        unsafe { bindings::mutex_unlock(addr_of_mut!(kprobe_mutex)) };
     }
 }
 
@@ -177,27 +171,6 @@ impl DerefMut for KprobeMutexGuard {
 
 // kprobes_helpers.c: one function per WARN site (each keeps its own once-flag), the messages,
 // the lockdep assertions (defined with CONFIG_LOCKDEP only) and the init steps.
-extern "C" {
-    fn rkp_warn___get_insn_slot();
-    fn rkp_warn___free_insn_slot();
-    fn rkp_warn_do_free_cleaned_kprobes();
-    fn rkp_warn_optimize_kprobe();
-    fn rkp_warn_reuse_unused_kprobe();
-    fn rkp_warn___disarm_kprobe_ftrace(unregister: bool, addr: usize, ret: core::ffi::c_int);
-    fn rkp_warn_warn_kprobe_rereg(kretprobe: bool);
-    fn rkp_warn___unregister_kprobe_top();
-    fn rkp_pr_populate_blacklist_failed(err: core::ffi::c_int);
-    fn rkp_pr_optimization(enabled: bool);
-    fn rkp_pr_globally(enabled: bool, errors: core::ffi::c_uint, total: core::ffi::c_uint);
-    #[cfg(CONFIG_LOCKDEP)]
-    fn rkp_lockdep_assert_kprobe_mutex_held();
-    #[cfg(CONFIG_LOCKDEP)]
-    fn rkp_lockdep_assert_text_mutex_held();
-    #[cfg(CONFIG_LOCKDEP)]
-    fn rkp_lockdep_assert_cpus_held();
-    fn rkp_init_kretprobe_blacklist();
-    fn rkp_init_optinsn_slots();
-}
 
 /// Emits C's WARN for `site` (a splat in the log, once per site where C warns once).
 pub(super) fn warn(site: WarnSite) {
@@ -1010,8 +983,7 @@ impl BlacklistStore for Kernel {
         &self,
         mut f: impl FnMut(usize, usize) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        // SAFETY: an RCU read-side section around the walk.
-        unsafe { rcu_read_lock() };
+        let rcu = kernel::sync::rcu::read_lock();
         let mut r = ControlFlow::Continue(());
         // `list_for_each_entry_rcu()` written out: registration walks thousands of entries.
         for ent in BlacklistWalk::new() {
@@ -1022,8 +994,7 @@ impl BlacklistStore for Kernel {
                 break;
             }
         }
-        // SAFETY: ends the section opened above.
-        unsafe { rcu_read_unlock() };
+        drop(rcu);
         r
     }
     fn blacklist_remove_if(&self, mut pred: impl FnMut(usize, usize) -> bool) {

@@ -14,13 +14,10 @@ use core::ptr::{self, addr_of, addr_of_mut, NonNull};
 use kernel::bindings;
 
 use super::kretprobe::Krp;
+use super::helpers::rkp_warn_kretprobe_rethook_handler;
 use super::percpu::{set_current_kprobe, set_kprobe_status};
 use crate::errno::{Errno, Result, MAX_ERRNO};
 
-extern "C" {
-    /// `WARN_ON_ONCE()` of `kretprobe_rethook_handler()` (kprobes_helpers.c, `__kprobes`).
-    fn rkp_warn_kretprobe_rethook_handler();
-}
 
 /// An instance is its rethook node (the first member of `struct kretprobe_instance`).
 pub type Instance = NonNull<bindings::rethook_node>;

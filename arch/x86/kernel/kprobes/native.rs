@@ -23,6 +23,7 @@ use core::ffi::{c_int, c_void};
 use core::ptr::{self, addr_of, addr_of_mut, NonNull};
 
 use kernel::bindings;
+use kernel::percpu::this_cpu_ptr;
 
 use crate::arch::ArchHooks;
 use crate::errno::{Errno, Result};
@@ -34,55 +35,22 @@ use crate::table;
 use crate::text::KernelText as _;
 use crate::x86::{self as dec, Emulation, MAX_INSN_SIZE};
 
-extern "C" {
-    fn rkp_x86_execmem_alloc_page() -> *mut c_void;
-    fn rkp_x86_set_memory_rox(page: *mut c_void);
-    fn rkp_x86_perf_text_poke(
-        addr: *const c_void,
-        old: *const c_void,
-        old_len: c_int,
-        new: *const c_void,
-        new_len: c_int,
-    );
-    fn rkp_x86_search_exception_tables(addr: usize) -> bool;
-    fn rkp_x86_get_insn_slot() -> *mut u8;
-    fn rkp_x86_free_insn_slot(slot: *mut u8, dirty: c_int);
-    fn rkp_x86_smap() -> bool;
-    fn rkp_x86_in_entry_text(addr: usize) -> bool;
-    fn rkp_x86_entry_text(start: *mut usize, end: *mut usize);
-    fn rkp_x86_is_cfi_trap(addr: usize) -> bool;
-    fn rkp_x86_kgdb_has_hit_break(addr: usize) -> bool;
-    fn rkp_x86_alternatives_text_reserved(start: usize, end: usize) -> bool;
-    fn rkp_x86_text_reserved(start: usize, end: usize) -> bool;
-    fn rkp_x86_unrecoverable(p: *mut bindings::kprobe) -> !;
-    fn rkp_x86_warn_bad_status();
-    fn rkp_x86_warn_fault_status();
-}
-
+use kernel::bindings::{
+    rkp_x86_alternatives_text_reserved, rkp_x86_entry_text, rkp_x86_execmem_alloc_page,
+    rkp_x86_free_insn_slot, rkp_x86_get_insn_slot, rkp_x86_in_entry_text, rkp_x86_is_cfi_trap,
+    rkp_x86_kgdb_has_hit_break, rkp_x86_perf_text_poke, rkp_x86_search_exception_tables,
+    rkp_x86_set_memory_rox, rkp_x86_smap, rkp_x86_text_reserved, rkp_x86_unrecoverable,
+    rkp_x86_warn_bad_status, rkp_x86_warn_fault_status,
+};
 #[cfg(CONFIG_OPTPROBES)]
-extern "C" {
-    fn rkp_x86_get_optinsn_slot() -> *mut u8;
-    fn rkp_x86_free_optinsn_slot(slot: *mut u8, dirty: c_int);
-    fn rkp_x86_warn_optimize_disabled(disabled: bool);
-    fn rkp_x86_preempt_disable();
-    fn rkp_x86_preempt_enable();
-    static optprobe_template_entry: [u8; 0];
-    static optprobe_template_clac: [u8; 0];
-    static optprobe_template_val: [u8; 0];
-    static optprobe_template_call: [u8; 0];
-    static optprobe_template_end: [u8; 0];
-}
-
+use kernel::bindings::{
+    optprobe_template_call, optprobe_template_clac, optprobe_template_end,
+    optprobe_template_entry, optprobe_template_val, rkp_x86_free_optinsn_slot,
+    rkp_x86_get_optinsn_slot, rkp_x86_preempt_disable, rkp_x86_preempt_enable,
+    rkp_x86_warn_optimize_disabled,
+};
 #[cfg(CONFIG_KPROBES_ON_FTRACE)]
-extern "C" {
-    fn rkp_x86_ftrace_enter(
-        ip: usize,
-        parent_ip: usize,
-        fregs: *mut c_void,
-        regs: *mut *mut bindings::pt_regs,
-    ) -> c_int;
-    fn rkp_x86_ftrace_unlock(bit: c_int);
-}
+use kernel::bindings::{rkp_x86_ftrace_enter, rkp_x86_ftrace_unlock};
 
 /// `X86_EFLAGS_IF`.
 const IF: usize = dec::X86_EFLAGS_IF as usize;
@@ -891,35 +859,6 @@ struct Cpu {
     current: *mut *mut bindings::kprobe,
 }
 
-/// `this_cpu_ptr(&var)`.
-macro_rules! this_cpu_ptr {
-    ($var:path) => {{
-        #[cfg(CONFIG_SMP)]
-        {
-            let p: usize;
-            // SAFETY: reads this CPU's `this_cpu_off` (%gs-relative, as C's
-            // `raw_cpu_read_long(this_cpu_off)`) and adds the per-CPU offset of the variable,
-            // an absolute reference the relocation tool leaves alone as for C.
-            unsafe {
-                core::arch::asm!(
-                    "movq %gs:{off}(%rip), {p}",
-                    "addq ${var}, {p}",
-                    p = out(reg) p,
-                    off = sym bindings::this_cpu_off,
-                    var = sym $var,
-                    options(att_syntax, nostack, readonly, pure)
-                )
-            };
-            p as *mut _
-        }
-        #[cfg(not(CONFIG_SMP))]
-        {
-            // On UP a per-CPU variable is a plain one; only its address is taken.
-            addr_of_mut!($var)
-        }
-    }};
-}
-
 /// Reads or writes field `$f` of this CPU's `kprobe_ctlblk`.
 macro_rules! kcb {
     ($cpu:ident . $($f:ident).+) => {
@@ -942,9 +881,12 @@ impl Cpu {
     #[inline(always)]
     unsafe fn this() -> Self {
         // INVARIANT: this CPU's instances; the caller keeps preemption off.
-        Cpu {
-            kcb: this_cpu_ptr!(bindings::kprobe_ctlblk),
-            current: this_cpu_ptr!(bindings::current_kprobe),
+        // SAFETY: both are DEFINE_PER_CPU variables; the caller keeps preemption off.
+        unsafe {
+            Cpu {
+                kcb: this_cpu_ptr(addr_of_mut!(bindings::kprobe_ctlblk)),
+                current: this_cpu_ptr(addr_of_mut!(bindings::current_kprobe)),
+            }
         }
     }
 }
@@ -1229,7 +1171,7 @@ nokprobe! {
         let mut raw = ptr::null_mut();
         // SAFETY: ftrace's recursion protection, released below, and the saved registers of
         // this call; `raw` is a local.
-        let bit = unsafe { rkp_x86_ftrace_enter(ip, parent_ip, fregs.cast(), &mut raw) };
+        let bit = unsafe { rkp_x86_ftrace_enter(ip, parent_ip, fregs, &mut raw) };
         if bit < 0 {
             return;
         }

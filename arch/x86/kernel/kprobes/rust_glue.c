@@ -86,12 +86,12 @@ asm (
 
 STACK_FRAME_NON_STANDARD(optprobe_template_func);
 
-void *rkp_x86_get_optinsn_slot(void)
+kprobe_opcode_t *rkp_x86_get_optinsn_slot(void)
 {
 	return get_optinsn_slot();
 }
 
-void rkp_x86_free_optinsn_slot(void *slot, int dirty)
+void rkp_x86_free_optinsn_slot(kprobe_opcode_t *slot, int dirty)
 {
 	free_optinsn_slot(slot, dirty);
 }
@@ -137,12 +137,12 @@ bool rkp_x86_search_exception_tables(unsigned long addr)
 	return search_exception_tables(addr);
 }
 
-void *rkp_x86_get_insn_slot(void)
+kprobe_opcode_t *rkp_x86_get_insn_slot(void)
 {
 	return get_insn_slot();
 }
 
-void rkp_x86_free_insn_slot(void *slot, int dirty)
+void rkp_x86_free_insn_slot(kprobe_opcode_t *slot, int dirty)
 {
 	free_insn_slot(slot, dirty);
 }

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Per-CPU variables defined in C.
+//!
+//! C header: [`include/linux/percpu-defs.h`](srctree/include/linux/percpu-defs.h)
+//!
+//! Only what compiles to an inline sequence, as C's macros do, is offered: `this_cpu_ptr()` on
+//! uniprocessor kernels (the variable itself) and on x86_64 (the variable's per-CPU offset plus
+//! this CPU's `this_cpu_off`, read `%gs`-relative). Elsewhere there is no inline form in Rust
+//! and callers use C.
+
+/// Whether [`this_cpu_ptr`] is available in this configuration.
+pub const THIS_CPU_PTR: bool = cfg!(any(not(CONFIG_SMP), CONFIG_X86_64));
+
+/// Returns this CPU's instance of the per-CPU variable `var` (`this_cpu_ptr(&var)`).
+///
+/// Reads no memory but this CPU's `this_cpu_off` and never faults, so it may be used in any
+/// context, including NMI and the kprobe handlers.
+///
+/// # Safety
+///
+/// `var` is the address of a variable defined with `DEFINE_PER_CPU()` (taken from its
+/// symbol, e.g. `addr_of_mut!(bindings::var)`). The result is this CPU's instance only while
+/// the caller cannot migrate (preemption or interrupts disabled).
+#[cfg(any(not(CONFIG_SMP), CONFIG_X86_64))]
+#[inline(always)]
+pub unsafe fn this_cpu_ptr<T>(var: *mut T) -> *mut T {
+    #[cfg(CONFIG_SMP)]
+    {
+        let off: usize;
+        // SAFETY: a `%gs`-relative load of this CPU's `this_cpu_off`, as C's
+        // `raw_cpu_read_long(this_cpu_off)`; it touches no other memory and keeps the flags.
+        unsafe {
+            core::arch::asm!(
+                "movq %gs:{off}(%rip), {r}",
+                r = out(reg) off,
+                off = sym crate::bindings::this_cpu_off,
+                options(att_syntax, nostack, readonly, pure, preserves_flags)
+            )
+        };
+        // Per-CPU symbols are offsets into the per-CPU area (as C's `arch_raw_cpu_ptr()`
+        // adds them); the kernel's relocation keeps them so under KASLR.
+        (var as usize).wrapping_add(off) as *mut T
+    }
+    #[cfg(not(CONFIG_SMP))]
+    {
+        var
+    }
+}
