@@ -13,11 +13,17 @@ use core::ptr::addr_of_mut;
 
 use kernel::bindings;
 
+// The helpers some arches need: the optimizer's list hooks, a non-x86 `arch_prepared_optinsn`,
+// loongarch's `flush_insn_slot`.
+#[cfg(any(
+    CONFIG_OPTPROBES,
+    not(any(CONFIG_X86, CONFIG_ARM64, CONFIG_RISCV, CONFIG_PPC, CONFIG_S390))
+))]
 use super::helpers::*;
-use super::platform::{c_in_kretprobe_blacklist, c_init_kretprobe_blacklist};
-use super::platform::{c_init_optinsn_slots, c_name, Kernel, Kp};
 #[cfg(CONFIG_OPTPROBES)]
 use super::platform::to_op;
+use super::platform::{c_in_kretprobe_blacklist, c_init_kretprobe_blacklist};
+use super::platform::{c_init_optinsn_slots, c_name, Kernel, Kp};
 use crate::arch::ArchHooks;
 use crate::errno::{from_c_ret, Result};
 
@@ -171,7 +177,10 @@ impl ArchHooks<Kernel> for CArch {
     // `__ref`, as `init_kprobes` above.
     #[inline(never)]
     #[link_section = ".ref.text"]
-    fn populate_kprobe_blacklist(_s: &Kernel, _add_area: impl FnMut(usize, usize) -> Result) -> Result {
+    fn populate_kprobe_blacklist(
+        _s: &Kernel,
+        _add_area: impl FnMut(usize, usize) -> Result,
+    ) -> Result {
         // The C arch code adds its areas through the exported kprobe_add_area_blacklist().
         // SAFETY: called once at init.
         from_c_ret(unsafe { bindings::arch_populate_kprobe_blacklist() })

@@ -13,8 +13,7 @@ pub(super) use kernel::bindings::{
     rkp_pr_optimization, rkp_pr_populate_blacklist_failed, rkp_synchronize_rcu_tasks,
     rkp_try_module_get, rkp_warn___disarm_kprobe_ftrace, rkp_warn___free_insn_slot,
     rkp_warn___get_insn_slot, rkp_warn___unregister_kprobe_top, rkp_warn_do_free_cleaned_kprobes,
-    rkp_warn_optimize_kprobe, rkp_warn_reuse_unused_kprobe, rkp_warn_warn_kprobe_rereg,
-    text_mutex,
+    rkp_warn_optimize_kprobe, rkp_warn_reuse_unused_kprobe, rkp_warn_warn_kprobe_rereg, text_mutex,
 };
 
 #[cfg(CONFIG_LOCKDEP)]
@@ -83,9 +82,8 @@ pub(super) unsafe fn preempt_enable() {
 pub(super) use kernel::bindings::{
     rkp_current_kretprobe_instances, rkp_instruction_pointer_set, rkp_kprobe_running,
     rkp_kprobes_initialized, rkp_kretprobe_holder_set_rp, rkp_kretprobe_ret_addr_bug,
-    rkp_kretprobe_trampoline_addr, rkp_kzalloc_kretprobe_holder, rkp_objpool_pop,
-    rkp_objpool_push, rkp_task_kretprobe_instances, rkp_warn_kretprobe_frame_mismatch,
-    rkp_warn_kretprobe_no_cursor,
+    rkp_kretprobe_trampoline_addr, rkp_kzalloc_kretprobe_holder, rkp_objpool_pop, rkp_objpool_push,
+    rkp_task_kretprobe_instances, rkp_warn_kretprobe_frame_mismatch, rkp_warn_kretprobe_no_cursor,
 };
 
 #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]

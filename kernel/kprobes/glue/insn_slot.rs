@@ -66,7 +66,6 @@ impl Cache {
     fn ptr(&self) -> *mut bindings::kprobe_insn_cache {
         self.0.get()
     }
-
 }
 
 /// One page of a cache.

@@ -398,7 +398,7 @@ nokprobe! {
             return 0;
         }
         // SAFETY: the address of a member of a valid task (the function's contract).
-        let Some(head) = NonNull::new(unsafe { rkp_task_kretprobe_instances(tsk) }) else {
+        let Some(head) = NonNull::new(unsafe { rkp_task_kretprobe_instances(tsk.cast()) }) else {
             return 0;
         };
         // INVARIANT: `tsk` is current or not running (the function's contract).
@@ -425,7 +425,7 @@ nokprobe! {
             return;
         }
         // SAFETY: the address of a member of a valid task (the function's contract).
-        let Some(head) = NonNull::new(unsafe { rkp_task_kretprobe_instances(tk) }) else {
+        let Some(head) = NonNull::new(unsafe { rkp_task_kretprobe_instances(tk.cast()) }) else {
             return;
         };
         // INVARIANT: a dead task's list, flushed once.

@@ -29,7 +29,10 @@ pub(crate) unsafe fn set_current_kprobe(p: *mut bindings::kprobe) {
     // SAFETY: `current_kprobe` is a DEFINE_PER_CPU variable; preemption is disabled, so the
     // pointer is this CPU's instance, which only this CPU writes.
     unsafe {
-        core::ptr::write_volatile(this_cpu_ptr(core::ptr::addr_of_mut!(bindings::current_kprobe)), p)
+        core::ptr::write_volatile(
+            this_cpu_ptr(core::ptr::addr_of_mut!(bindings::current_kprobe)),
+            p,
+        )
     };
     #[cfg(not(any(not(CONFIG_SMP), CONFIG_X86_64)))]
     // SAFETY: the C helper is `__this_cpu_write(current_kprobe, p)`; preemption is disabled.

@@ -253,7 +253,10 @@ unsafe fn c_str_bytes<'a>(s: *const u8) -> &'a [u8] {
     unsafe { slice::from_raw_parts(s, bindings::strlen(s.cast())) }
 }
 
-pub(super) fn c_name<'a>(name: &[u8], buf: &'a mut MaybeUninit<[u8; KSYM_NAME_LEN]>) -> Option<&'a CStr> {
+pub(super) fn c_name<'a>(
+    name: &[u8],
+    buf: &'a mut MaybeUninit<[u8; KSYM_NAME_LEN]>,
+) -> Option<&'a CStr> {
     if name.len() >= KSYM_NAME_LEN || name.contains(&0) {
         return None;
     }

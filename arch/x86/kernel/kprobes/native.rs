@@ -27,7 +27,7 @@ use kernel::percpu::this_cpu_ptr;
 
 use crate::arch::ArchHooks;
 use crate::errno::{Errno, Result};
-use crate::glue::platform::{c_init_kretprobe_blacklist, c_in_kretprobe_blacklist};
+use crate::glue::platform::{c_in_kretprobe_blacklist, c_init_kretprobe_blacklist};
 use crate::glue::platform::{c_init_optinsn_slots, Kernel, Kp, KERNEL};
 use crate::hit::{self, HitArch, Skip};
 use crate::store::{OptQueue, ProbeStore, KPROBE_FLAG_DISABLED, KPROBE_FLAG_OPTIMIZED};
@@ -35,19 +35,18 @@ use crate::table;
 use crate::text::KernelText as _;
 use crate::x86::{self as dec, Emulation, MAX_INSN_SIZE};
 
+#[cfg(CONFIG_OPTPROBES)]
+use kernel::bindings::{
+    optprobe_template_call, optprobe_template_clac, optprobe_template_end, optprobe_template_entry,
+    optprobe_template_val, rkp_x86_free_optinsn_slot, rkp_x86_get_optinsn_slot,
+    rkp_x86_preempt_disable, rkp_x86_preempt_enable, rkp_x86_warn_optimize_disabled,
+};
 use kernel::bindings::{
     rkp_x86_alternatives_text_reserved, rkp_x86_entry_text, rkp_x86_execmem_alloc_page,
     rkp_x86_free_insn_slot, rkp_x86_get_insn_slot, rkp_x86_in_entry_text, rkp_x86_is_cfi_trap,
     rkp_x86_kgdb_has_hit_break, rkp_x86_perf_text_poke, rkp_x86_search_exception_tables,
     rkp_x86_set_memory_rox, rkp_x86_smap, rkp_x86_text_reserved, rkp_x86_unrecoverable,
     rkp_x86_warn_bad_status, rkp_x86_warn_fault_status,
-};
-#[cfg(CONFIG_OPTPROBES)]
-use kernel::bindings::{
-    optprobe_template_call, optprobe_template_clac, optprobe_template_end,
-    optprobe_template_entry, optprobe_template_val, rkp_x86_free_optinsn_slot,
-    rkp_x86_get_optinsn_slot, rkp_x86_preempt_disable, rkp_x86_preempt_enable,
-    rkp_x86_warn_optimize_disabled,
 };
 #[cfg(CONFIG_KPROBES_ON_FTRACE)]
 use kernel::bindings::{rkp_x86_ftrace_enter, rkp_x86_ftrace_unlock};
@@ -83,7 +82,13 @@ fn read_kernel<const N: usize>(addr: usize) -> Option<[u8; N]> {
 
 /// `perf_event_text_poke()` on byte slices.
 fn perf_text_poke(addr: usize, old: &[u8], new: &[u8]) {
-    let p = |s: &[u8]| if s.is_empty() { ptr::null() } else { s.as_ptr().cast() };
+    let p = |s: &[u8]| {
+        if s.is_empty() {
+            ptr::null()
+        } else {
+            s.as_ptr().cast()
+        }
+    };
     // SAFETY: the slices are valid for their lengths (NULL for empty, as C passes); `addr` is
     // only recorded.
     unsafe {
@@ -142,8 +147,7 @@ impl Text {
             if KERNEL.flags(kp) & KPROBE_FLAG_OPTIMIZED == 0 {
                 continue;
             }
-            if !(KERNEL.op_list_empty(kp) || crate::optimizer::optprobe_queued_unopt(&KERNEL, kp))
-            {
+            if !(KERNEL.op_list_empty(kp) || crate::optimizer::optprobe_queued_unopt(&KERNEL, kp)) {
                 continue;
             }
             let Some(mut buf) = read_kernel::<MAX_INSN_SIZE>(addr) else {
@@ -152,7 +156,13 @@ impl Text {
             let op = op_of(kp);
             // SAFETY: `kp` is a hashed aggregate, so an optimized_kprobe; kprobe_mutex held.
             let (opcode, copied) = unsafe { ((*kp.as_ptr()).opcode, (*op).optinsn.copied_insn) };
-            dec::recover_optprobed_insn(&mut buf, addr as u64, KERNEL.addr(kp) as u64, opcode, &copied);
+            dec::recover_optprobed_insn(
+                &mut buf,
+                addr as u64,
+                KERNEL.addr(kp) as u64,
+                opcode,
+                &copied,
+            );
             return Some(Some(buf));
         }
         None
@@ -452,20 +462,15 @@ impl ArchHooks<Kernel> for X86 {
         if slot.is_null() {
             return Err(Errno::ENOMEM);
         }
-        let prep = match dec::copy_kprobe(
-            &Text,
-            &cfg,
-            addr as u64,
-            slot as u64,
-            s.has_post_handler(p),
-        ) {
-            Ok(prep) => prep,
-            Err(e) => {
-                // SAFETY: the slot was just taken and never used.
-                unsafe { rkp_x86_free_insn_slot(slot, 0) };
-                return Err(Errno::from_neg(e).unwrap_or(Errno::EINVAL));
-            }
-        };
+        let prep =
+            match dec::copy_kprobe(&Text, &cfg, addr as u64, slot as u64, s.has_post_handler(p)) {
+                Ok(prep) => prep,
+                Err(e) => {
+                    // SAFETY: the slot was just taken and never used.
+                    unsafe { rkp_x86_free_insn_slot(slot, 0) };
+                    return Err(Errno::from_neg(e).unwrap_or(Errno::EINVAL));
+                }
+            };
         // SAFETY: as for the memset; `a` is valid and not otherwise referenced.
         let a = unsafe { &mut *a };
         a.insn = slot;
@@ -658,9 +663,8 @@ mod opt {
             addr_of!(optprobe_template_end) as usize,
         );
         // SAFETY: `entry..end` is the template's code in .rodata, immutable and static.
-        let code = unsafe {
-            core::slice::from_raw_parts(entry as *const u8, end.saturating_sub(entry))
-        };
+        let code =
+            unsafe { core::slice::from_raw_parts(entry as *const u8, end.saturating_sub(entry)) };
         dec::Template {
             code,
             clac: clac.wrapping_sub(entry),
@@ -691,8 +695,7 @@ mod opt {
         let op = op_of(ap);
         // SAFETY: `op` is live; kprobe_mutex held.
         unsafe { (*op).optinsn.insn = slot };
-        match dec::build_detour(&Text, &cfg, addr, slot as u64, op as u64, &tmpl, buf)
-        {
+        match dec::build_detour(&Text, &cfg, addr, slot as u64, op as u64, &tmpl, buf) {
             Ok(o) => {
                 // SAFETY: as above.
                 unsafe { (*op).optinsn.size = o.size };
@@ -750,7 +753,12 @@ mod opt {
         // SAFETY: the probe is armed (int3 in place) and the core waited for a task-RCU grace
         // period, so nothing runs the four bytes after it; text_mutex held.
         unsafe {
-            bindings::text_poke_bp(addr as *mut c_void, jmp.as_ptr().cast(), jmp.len(), ptr::null())
+            bindings::text_poke_bp(
+                addr as *mut c_void,
+                jmp.as_ptr().cast(),
+                jmp.len(),
+                ptr::null(),
+            )
         };
     }
 
@@ -760,7 +768,13 @@ mod opt {
         let op = op_of(ap);
         // SAFETY: as above.
         let copied = unsafe { (*op).optinsn.copied_insn };
-        let new = [dec::INT3_INSN_OPCODE, copied[0], copied[1], copied[2], copied[3]];
+        let new = [
+            dec::INT3_INSN_OPCODE,
+            copied[0],
+            copied[1],
+            copied[2],
+            copied[3],
+        ];
         let old = read_kernel::<{ dec::JMP32_INSN_SIZE }>(addr).unwrap_or_default();
         // SAFETY: first the int3, synchronized, then the bytes behind it, which no CPU runs
         // once the int3 is seen everywhere; text_mutex held.
