@@ -14,7 +14,9 @@
 use core::ptr::{self, addr_of_mut};
 use core::sync::atomic::{AtomicPtr, Ordering};
 
-use kernel::bindings::{hlist_head, hlist_node, list_head, POISON_POINTER_DELTA};
+use kernel::bindings::{
+    hlist_head, hlist_node, list_head, KPROBES_POISON_POINTER_DELTA as POISON_POINTER_DELTA,
+};
 
 /// `LIST_POISON1` (`0x100 + POISON_POINTER_DELTA`).
 #[inline(always)]

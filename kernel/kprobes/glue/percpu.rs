@@ -53,7 +53,7 @@ pub(crate) unsafe fn set_kprobe_status(status: usize) {
     // SAFETY: `kprobe_ctlblk` is a DEFINE_PER_CPU variable; as above.
     unsafe {
         let kcb = this_cpu_ptr(core::ptr::addr_of_mut!(bindings::kprobe_ctlblk));
-        core::ptr::write_volatile(core::ptr::addr_of_mut!((*kcb).kprobe_status), status)
+        core::ptr::write_volatile(core::ptr::addr_of_mut!((*kcb).kprobe_status), status as _)
     };
     #[cfg(not(any(not(CONFIG_SMP), CONFIG_X86_64)))]
     // SAFETY: the C helper is that store; preemption is disabled.
