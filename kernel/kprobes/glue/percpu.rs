@@ -25,15 +25,10 @@ use super::helpers::rkp_set_kprobe_status;
 /// Preemption is disabled (probe-hit context); `p` is NULL or a live probe.
 #[inline(always)]
 pub(crate) unsafe fn set_current_kprobe(p: *mut bindings::kprobe) {
+    // `current_kprobe` is a pointer-sized DEFINE_PER_CPU variable; preemption is disabled and
+    // only this CPU writes its instance (`# Safety`).
     #[cfg(any(not(CONFIG_SMP), CONFIG_X86_64))]
-    // SAFETY: `current_kprobe` is a DEFINE_PER_CPU variable; preemption is disabled, so the
-    // pointer is this CPU's instance, which only this CPU writes.
-    unsafe {
-        core::ptr::write_volatile(
-            this_cpu_ptr(core::ptr::addr_of_mut!(bindings::current_kprobe)),
-            p,
-        )
-    };
+    kernel::this_cpu_write_usize!(bindings::current_kprobe, p as usize);
     #[cfg(not(any(not(CONFIG_SMP), CONFIG_X86_64)))]
     // SAFETY: the C helper is `__this_cpu_write(current_kprobe, p)`; preemption is disabled.
     unsafe {
