@@ -48,37 +48,45 @@ pub unsafe fn this_cpu_ptr<T>(var: *mut T) -> *mut T {
     }
 }
 
-/// Writes `val` to this CPU's instance of the pointer-sized per-CPU variable `$var`
-/// (`this_cpu_write(var, val)`), as one `%gs`-relative store on x86_64 SMP, where C's
+/// Writes `val` to this CPU's instance of the pointer-sized per-CPU variable `$var`, or to the
+/// pointer-sized field at byte offset `$off` of it (`this_cpu_write(var, val)`,
+/// `this_cpu_write(var.field, val)`), as one `%gs`-relative store on x86_64 SMP, where C's
 /// `this_cpu_write()` is one too; a plain volatile store on UP.
 ///
-/// `$var` is the path of a `DEFINE_PER_CPU()` variable of 8 bytes (from `bindings`), `$val` a
-/// `usize`. Only where [`THIS_CPU_PTR`] holds.
+/// `$var` is the path of a `DEFINE_PER_CPU()` variable (from `bindings`), `$off` a constant
+/// (`core::mem::offset_of!`), `$val` a `usize`. Only where [`THIS_CPU_PTR`] holds.
 ///
 /// # Safety
 ///
 /// The caller cannot migrate (preemption or interrupts disabled) and is the only writer of
-/// this CPU's instance, and `$var` has the size and alignment of a `usize`.
+/// this CPU's instance, and the variable (or field) has the size and alignment of a `usize`.
 #[cfg(any(not(CONFIG_SMP), CONFIG_X86_64))]
 #[macro_export]
 macro_rules! this_cpu_write_usize {
-    ($var:path, $val:expr) => {{
+    ($var:path, $val:expr) => {
+        $crate::this_cpu_write_usize!($var, 0, $val)
+    };
+    ($var:path, $off:expr, $val:expr) => {{
         let val: usize = $val;
         #[cfg(CONFIG_SMP)]
         // SAFETY: a store to this CPU's instance, addressed as C addresses per-CPU data (`%gs`
         // base plus the variable's per-CPU offset); the caller's contract covers the rest.
         unsafe {
             ::core::arch::asm!(
-                "movq {v}, %gs:{var}(%rip)",
+                "movq {v}, %gs:{var}+{off}(%rip)",
                 v = in(reg) val,
                 var = sym $var,
+                off = const $off,
                 options(att_syntax, nostack, preserves_flags)
             )
         };
         #[cfg(not(CONFIG_SMP))]
         // SAFETY: on UP the per-CPU variable is a plain one; the caller's contract.
         unsafe {
-            ::core::ptr::write_volatile(::core::ptr::addr_of_mut!($var).cast::<usize>(), val)
+            ::core::ptr::write_volatile(
+                ::core::ptr::addr_of_mut!($var).cast::<u8>().add($off).cast::<usize>(),
+                val,
+            )
         };
     }};
 }

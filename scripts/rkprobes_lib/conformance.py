@@ -26,7 +26,7 @@ fails the diff.
 import json
 import re
 
-from . import common, initramfs, kbuild, qemu
+from . import common, kbuild, ktapsuite
 from .common import Failure
 
 CONF_DIR = common.REPO / "tools" / "testing" / "rkprobes" / "conformance"
@@ -60,21 +60,6 @@ def build_modules(arch, bdir):
     sources = [f for f in sorted(CONF_DIR.iterdir()) if f.name == "Kbuild" or f.suffix in (".c", ".h")]
     return kbuild.build_external_modules(arch, bdir, "rkprobes-conformance", sources, MODULES,
                                          fail_on_warnings=True)
-
-
-def _console_segment(text):
-    """The console between the init's RKC-BEGIN and RKC-DONE markers, without timestamps."""
-    lines = []
-    inside = False
-    for ln in text.splitlines():
-        ln = re.sub(r"^\[\s*\d+\.\d+\]\s?", "", ln.rstrip("\r"))
-        if ln == "RKC-BEGIN":
-            inside = True
-        elif ln == "RKC-DONE":
-            break
-        elif inside:
-            lines.append(ln)
-    return lines
 
 
 def _mask(line):
@@ -169,79 +154,22 @@ def transcript(lines):
     return out
 
 
-def _cases(data):
-    found = []
-
-    def walk(group):
-        for case in group.get("test_cases", []):
-            found.append((group.get("name", "?"), case["name"], case["status"]))
-        for sub in group.get("sub_groups", []):
-            walk(sub)
-
-    walk(data)
-    return {c[1]: c[2] for c in found if c[0] == SUITE}
-
-
-def _skip_reasons(lines):
-    reasons = {}
-    for ln in lines:
-        m = re.match(r"^\s*ok \d+ (\w+) # SKIP (.*)$", ln)
-        if m:
-            reasons[m.group(1)] = m.group(2)
-    return reasons
-
-
 def run(res, arch, impl, timeout):
     """Build, boot and parse one implementation; adds one result row, returns its data or None."""
     name = f"conformance {arch}/{impl}: {SUITE}"
     cases = expected_cases()
     try:
-        bdir = kbuild.build(arch, impl, "kunit")
-        kos = build_modules(arch, bdir)
-        initrd = initramfs.pack(bdir, "conformance-initramfs", INIT, kos)
+        b = ktapsuite.boot(arch, impl, SUITE, "conformance", "RKC", INIT, build_modules, APPEND,
+                           timeout, f"conformance {arch}/{impl}")
     except Failure as e:
         res.add(name, failed=len(cases), note=str(e))
         return None
-    log = bdir / "conformance-console.log"
-    boot_error = None
-    try:
-        text = qemu.boot(arch, bdir, APPEND, log, lambda t: "RKC-DONE" in t, timeout, initrd=initrd,
-                         label=f"conformance {arch}/{impl}")
-    except Failure as e:
-        # A crash or a hang: still report what the cases printed before it.
-        boot_error = str(e)
-        text = log.read_text(errors="replace") if log.is_file() else ""
-    lines = _console_segment(text)
-    seg = bdir / "conformance-ktap.log"
-    seg.write_text("\n".join(lines) + "\n")
-    jpath = bdir / "conformance.json"
-    parsed, _ = common.kunit_parse(seg, jpath)
-    status = _cases(parsed) if parsed is not None else {}
-    skips = _skip_reasons(lines)
-    passed = sum(1 for c in cases if status.get(c) == "PASS")
-    skipped = sum(1 for c in cases if status.get(c) == "SKIP")
-    failed = len(cases) - passed - skipped
+    status, lines, text, bdir = b.status, b.lines, b.text, b.bdir
+    skips = ktapsuite.skip_reasons(lines)
     skipped_names = [c for c in cases if status.get(c) == "SKIP"]
-    note = (f"{passed}/{len(cases)} cases passed, {skipped} skipped"
-            + (f" ({', '.join(skipped_names)})" if skipped_names else "") + f" (console: {log})")
-    if boot_error:
-        failed = max(failed, 1)
-        note = "the boot did not finish: " + boot_error + "\n" + note
-    insmod = re.search(r"^RKC-INSMOD (\d+)$", "\n".join(lines), re.M)
-    if not insmod or insmod.group(1) != "0":
-        note += f"; insmod rkprobes_conformance.ko exited {insmod.group(1) if insmod else '(never returned)'}"
-        failed = max(failed, 1)
-    for c in cases:
-        st = status.get(c, "DID NOT RUN")
-        if st == "SKIP":
-            note += f"\n  SKIP: {c}: {skips.get(c, '')}"
-        elif st != "PASS":
-            note += f"\n  {st}: {c}"
-    # KUnit prints a failed expectation as a header line and the values and message below it.
-    failures = [" / ".join(x.strip() for x in lines[i:i + 5])
-                for i, ln in enumerate(lines) if re.search(r"(ASSERTION|EXPECTATION) FAILED", ln)]
-    for ln in failures[:20]:
-        note += f"\n    {ln}"
+    passed, failed, skipped, note = ktapsuite.summarize(
+        b, cases, "rkprobes_conformance.ko", "RKC",
+        f" ({', '.join(skipped_names)})" if skipped_names else "")
     script = transcript(lines)
     logs = {**boot_log(text), **case_logs(lines, cases)}
     script.update(logs)

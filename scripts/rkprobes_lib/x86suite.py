@@ -14,7 +14,7 @@ sites were optimized; the result row names them.
 
 import re
 
-from . import common, initramfs, kbuild, qemu
+from . import common, kbuild, ktapsuite
 from .common import Failure
 
 XS_DIR = common.REPO / "tools" / "testing" / "rkprobes" / "x86suite"
@@ -42,35 +42,6 @@ def build_module(arch, bdir):
                                          fail_on_warnings=True)
 
 
-def _console_segment(text):
-    """The console between the init's XS-BEGIN and XS-DONE markers, without timestamps."""
-    lines = []
-    inside = False
-    for ln in text.splitlines():
-        ln = re.sub(r"^\[\s*\d+\.\d+\]\s?", "", ln.rstrip("\r"))
-        if ln == "XS-BEGIN":
-            inside = True
-        elif ln == "XS-DONE":
-            break
-        elif inside:
-            lines.append(ln)
-    return lines
-
-
-def _cases(data):
-    found = {}
-
-    def walk(group):
-        for case in group.get("test_cases", []):
-            if group.get("name") == SUITE:
-                found[case["name"]] = case["status"]
-        for sub in group.get("sub_groups", []):
-            walk(sub)
-
-    walk(data)
-    return found
-
-
 def notes(lines):
     """{ "<case>.<key>": value } from the suite's "# <case>: xs: <key>=<value>" lines."""
     out = {}
@@ -86,53 +57,15 @@ def run(res, arch, impl, timeout):
     name = f"x86 suite {arch}/{impl}: {SUITE}"
     cases = expected_cases()
     try:
-        bdir = kbuild.build(arch, impl, "kunit")
-        kos = build_module(arch, bdir)
-        initrd = initramfs.pack(bdir, "x86suite-initramfs", INIT, kos)
+        b = ktapsuite.boot(arch, impl, SUITE, "x86suite", "XS", INIT, build_module, APPEND,
+                           timeout, f"x86 suite {arch}/{impl}")
     except Failure as e:
         res.add(name, failed=len(cases), note=str(e))
         return None
-    log = bdir / "x86suite-console.log"
-    boot_error = None
-    try:
-        text = qemu.boot(arch, bdir, APPEND, log, lambda t: "XS-DONE" in t, timeout, initrd=initrd,
-                         label=f"x86 suite {arch}/{impl}")
-    except Failure as e:
-        # A crash or a hang: still report what the cases printed before it.
-        boot_error = str(e)
-        text = log.read_text(errors="replace") if log.is_file() else ""
-    lines = _console_segment(text)
-    seg = bdir / "x86suite-ktap.log"
-    seg.write_text("\n".join(lines) + "\n")
-    parsed, _ = common.kunit_parse(seg, bdir / "x86suite.json")
-    status = _cases(parsed) if parsed is not None else {}
-    passed = sum(1 for c in cases if status.get(c) == "PASS")
-    skipped = sum(1 for c in cases if status.get(c) == "SKIP")
-    failed = len(cases) - passed - skipped
-    seen = notes(lines)
+    seen = notes(b.lines)
     optimized = seen.get("xs_optimizable.optimized", "(not printed)")
-    note = (f"{passed}/{len(cases)} cases passed, {skipped} skipped; optimized: {optimized} "
-            f"(console: {log})")
-    if boot_error:
-        failed = max(failed, 1)
-        note = "the boot did not finish: " + boot_error + "\n" + note
-    insmod = re.search(r"^XS-INSMOD (\d+)$", "\n".join(lines), re.M)
-    if not insmod or insmod.group(1) != "0":
-        note += f"; insmod rkprobes_x86suite.ko exited {insmod.group(1) if insmod else '(never returned)'}"
-        failed = max(failed, 1)
-    for c in cases:
-        st = status.get(c, "DID NOT RUN")
-        if st == "SKIP":
-            reason = next((m.group(1) for ln in lines
-                           for m in [re.match(rf"^\s*ok \d+ {c} # SKIP (.*)$", ln)] if m), "")
-            note += f"\n  SKIP: {c}: {reason}"
-        elif st != "PASS":
-            note += f"\n  {st}: {c}"
-    # KUnit prints a failed expectation as a header line and the values and message below it.
-    failures = [" / ".join(x.strip() for x in lines[i:i + 5])
-                for i, ln in enumerate(lines) if re.search(r"(ASSERTION|EXPECTATION) FAILED", ln)]
-    for ln in failures[:20]:
-        note += f"\n    {ln}"
+    passed, failed, skipped, note = ktapsuite.summarize(
+        b, cases, "rkprobes_x86suite.ko", "XS", f"; optimized: {optimized}")
     res.add(name, passed, failed, skipped, note)
     return seen
 

@@ -4,13 +4,13 @@
 //! block's `kprobe_status`.
 //!
 //! Constraints: called on the probe-hit path with preemption disabled, so a plain
-//! `__this_cpu_write` is enough. Where the kernel crate has an inline `this_cpu_ptr()`
-//! (`kernel::percpu`: uniprocessor and x86_64) the write is a store through it, as C inlines
-//! it; elsewhere it goes through the `__kprobes` helpers of `kprobes_helpers.c` (a helper of
-//! the kernel crate would be probeable).
+//! `__this_cpu_write` is enough. Where the kernel crate has it inline (`kernel::percpu`:
+//! uniprocessor, and x86_64 where it is the one `%gs`-relative store C's is) the write is
+//! inline; elsewhere it goes through the `__kprobes` helpers of `kprobes_helpers.c` (a helper
+//! of the kernel crate would be probeable).
 
 use kernel::bindings;
-#[cfg(any(not(CONFIG_SMP), CONFIG_X86_64))]
+#[cfg(all(CONFIG_KRETPROBE_ON_RETHOOK, not(CONFIG_SMP)))]
 use kernel::percpu::this_cpu_ptr;
 
 #[cfg(not(any(not(CONFIG_SMP), CONFIG_X86_64)))]
@@ -44,8 +44,17 @@ pub(crate) unsafe fn set_current_kprobe(p: *mut bindings::kprobe) {
 #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
 #[inline(always)]
 pub(crate) unsafe fn set_kprobe_status(status: usize) {
-    #[cfg(any(not(CONFIG_SMP), CONFIG_X86_64))]
-    // SAFETY: `kprobe_ctlblk` is a DEFINE_PER_CPU variable; as above.
+    // `kprobe_ctlblk.kprobe_status` is an `unsigned long` here (x86_64, or a 64-bit UP arch);
+    // preemption is disabled and only this CPU writes its instance (`# Safety`).
+    #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
+    kernel::this_cpu_write_usize!(
+        bindings::kprobe_ctlblk,
+        core::mem::offset_of!(bindings::kprobe_ctlblk, kprobe_status),
+        status
+    );
+    #[cfg(not(CONFIG_SMP))]
+    // SAFETY: `kprobe_ctlblk` is a DEFINE_PER_CPU variable, a plain one on UP; preemption is
+    // disabled and only this CPU writes it. `kprobe_status` is narrower on some arches (riscv).
     unsafe {
         let kcb = this_cpu_ptr(core::ptr::addr_of_mut!(bindings::kprobe_ctlblk));
         core::ptr::write_volatile(core::ptr::addr_of_mut!((*kcb).kprobe_status), status as _)
