@@ -246,6 +246,25 @@ def require_impl_available(impl, arch="x86_64"):
                   f"and CONFIG_{RUST_ARCH_KCONFIG}=y. Valid combinations: {valid_combinations()}.")
 
 
+def compare_with_c(res, arch, impls, runs, compare, compare_name, banner_text=None):
+    """Compare C's results on `arch` with each non-C implementation's: `compare(res, arch, runs,
+    other)` for each, or a skipped row `compare_name(arch, other)` saying why it cannot run.
+    `banner_text(other)`, if given, prints a banner before each comparison."""
+    others = non_c_impls(impls)
+    if not others:
+        res.add(compare_name(arch, "rust"), skipped=1,
+                note=f"not compared: only the {impls[0] if impls else 'no'} implementation was run")
+    for other in others:
+        if "c" not in impls:
+            res.add(compare_name(arch, other), skipped=1,
+                    note=f"not compared: only the {impls[0]} implementation was run" if len(impls) == 1
+                    else "not compared: the c implementation was not run")
+            continue
+        if banner_text:
+            banner(banner_text(other))
+        compare(res, arch, runs, other)
+
+
 def default_impls():
     """What `test` and `bench` run without --impl: c; rust when the Rust core is in the tree;
     rust-arch when the Rust x86 arch layer is too (on arches without it, `test` reports it as

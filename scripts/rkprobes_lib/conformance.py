@@ -146,12 +146,7 @@ def boot_log(text):
 
 def transcript(lines):
     """{ "<case>.<key>": value } from the suite's transcript lines."""
-    out = {}
-    for ln in lines:
-        m = TRANSCRIPT_RE.search(ln)
-        if m:
-            out[f"{m.group(1)}.{m.group(2)}"] = m.group(3).rstrip()
-    return out
+    return ktapsuite.keyed_values(lines, TRANSCRIPT_RE, strip=str.rstrip)
 
 
 def run(res, arch, impl, timeout):
@@ -233,15 +228,6 @@ def run_all(res, arch, impls, timeout):
     for impl in impls:
         common.banner(f"conformance suite on {arch}, {impl} implementation")
         runs[impl] = run(res, arch, impl, timeout)
-    others = common.non_c_impls(impls)
-    if not others:
-        res.add(compare_name(arch, "rust"), skipped=1,
-                note=f"not compared: only the {impls[0] if impls else 'no'} implementation was run")
-    for other in others:
-        if "c" not in impls:
-            res.add(compare_name(arch, other), skipped=1,
-                    note=f"not compared: only the {impls[0]} implementation was run" if len(impls) == 1
-                    else "not compared: the c implementation was not run")
-            continue
-        common.banner(f"conformance: C against {common.impl_label(other)} on {arch}")
-        compare(res, arch, runs, other)
+    common.compare_with_c(
+        res, arch, impls, runs, compare, compare_name,
+        banner_text=lambda other: f"conformance: C against {common.impl_label(other)} on {arch}")

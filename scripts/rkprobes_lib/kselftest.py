@@ -130,7 +130,7 @@ def parse(text):
 
 
 def _case_log(logs, n, case):
-    """The log ftracetest kept for case `n` (file "<n>-<case>-log.XXXXXX"), if any."""
+    """Case `n`'s log ("<n>-<case>-log." plus mktemp's random suffix), if any."""
     return next((t for f, t in logs.items() if f.startswith(f"{n}-{case}-log.")), None)
 
 
@@ -268,14 +268,4 @@ def run_all(res, arch, impls, timeout):
         common.banner(f"ftrace kselftests ({CASES_DIR}) on {arch}, {impl} implementation")
         runs[impl] = run(res, arch, impl, timeout)
     _table(arch, runs, impls)
-    others = common.non_c_impls(impls)
-    if not others:
-        res.add(compare_name(arch, "rust"), skipped=1,
-                note=f"not compared: only the {impls[0] if impls else 'no'} implementation was run")
-    for other in others:
-        if "c" not in impls:
-            res.add(compare_name(arch, other), skipped=1,
-                    note=f"not compared: only the {impls[0]} implementation was run" if len(impls) == 1
-                    else "not compared: the c implementation was not run")
-            continue
-        compare(res, arch, runs, other)
+    common.compare_with_c(res, arch, impls, runs, compare, compare_name)

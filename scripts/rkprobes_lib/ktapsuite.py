@@ -53,6 +53,16 @@ def skip_reasons(lines):
     return reasons
 
 
+def keyed_values(lines, regex, strip=str.strip):
+    """{ "<case>.<key>": value } from the lines `regex` (groups: case, key, value) matches."""
+    out = {}
+    for ln in lines:
+        m = regex.search(ln)
+        if m:
+            out[f"{m.group(1)}.{m.group(2)}"] = strip(m.group(3))
+    return out
+
+
 class Boot:
     """One boot of a suite: its build directory, console log and the parsed cases."""
 

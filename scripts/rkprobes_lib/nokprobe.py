@@ -169,14 +169,4 @@ def run_all(res, arch, impls, timeout):
     for impl in impls:
         common.banner(f"probe every core symbol on {arch}, {impl} implementation")
         runs[impl] = run(res, arch, impl, timeout)
-    others = common.non_c_impls(impls)
-    if not others:
-        res.add(compare_name(arch, "rust"), skipped=1,
-                note=f"not compared: only the {impls[0] if impls else 'no'} implementation was run")
-    for other in others:
-        if "c" not in impls:
-            res.add(compare_name(arch, other), skipped=1,
-                    note=f"not compared: only the {impls[0]} implementation was run" if len(impls) == 1
-                    else "not compared: the c implementation was not run")
-            continue
-        compare(res, arch, runs, other)
+    common.compare_with_c(res, arch, impls, runs, compare, compare_name)

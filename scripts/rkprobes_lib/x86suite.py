@@ -44,12 +44,7 @@ def build_module(arch, bdir):
 
 def notes(lines):
     """{ "<case>.<key>": value } from the suite's "# <case>: xs: <key>=<value>" lines."""
-    out = {}
-    for ln in lines:
-        m = NOTE_RE.search(ln)
-        if m:
-            out[f"{m.group(1)}.{m.group(2)}"] = m.group(3).strip()
-    return out
+    return ktapsuite.keyed_values(lines, NOTE_RE)
 
 
 def run(res, arch, impl, timeout):

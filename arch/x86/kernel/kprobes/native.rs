@@ -652,6 +652,14 @@ mod opt {
     /// The largest detour: `MAX_OPTINSN_SIZE` stays well below it (about 120 bytes).
     const DETOUR_BUF: usize = 256;
 
+    /// The length of the detour template (`TMPL_END_IDX`): where a detour's copied
+    /// instructions start. Two symbol addresses, no slice built, for the probe-hit path.
+    #[inline(always)]
+    pub(super) fn template_len() -> usize {
+        (addr_of!(optprobe_template_end) as usize)
+            .wrapping_sub(addr_of!(optprobe_template_entry) as usize)
+    }
+
     /// The detour template of `rust_glue.c` and the offsets of its holes.
     pub(super) fn template() -> dec::Template<'static> {
         // Only the addresses of the assembler labels are taken.
@@ -717,9 +725,7 @@ mod opt {
             return;
         }
         if dirty {
-            let len = template()
-                .code
-                .len()
+            let len = template_len()
                 .wrapping_add(size)
                 .wrapping_add(dec::JMP32_INSN_SIZE);
             // SAFETY: the slot holds the `len` bytes of the detour.
@@ -978,7 +984,7 @@ impl HitArch for Cpu {
             // setup_detour_execution(): run the copied instructions of the detour.
             // SAFETY: an optimized probe is an optimized_kprobe with a prepared detour.
             let slot = unsafe { (*op_of(p)).optinsn.insn } as usize;
-            regs.set_ip(slot.wrapping_add(opt::template().code.len()));
+            regs.set_ip(slot.wrapping_add(opt::template_len()));
             return Skip::Detour;
         }
         // SAFETY: `p` is live while it hits; a raw place read of a bitfield unit.
