@@ -51,26 +51,68 @@ pub unsafe fn this_cpu_ptr<T>(var: *mut T) -> *mut T {
 /// Writes `val` to this CPU's instance of the pointer-sized per-CPU variable `$var`, or to the
 /// pointer-sized field at byte offset `$off` of it (`this_cpu_write(var, val)`,
 /// `this_cpu_write(var.field, val)`), as one `%gs`-relative store on x86_64 SMP, where C's
-/// `this_cpu_write()` is one too; a plain volatile store on UP.
+/// `this_cpu_write()` is one too; a plain volatile store on UP. `const $val` stores a constant
+/// as an immediate, as C does for one.
 ///
 /// `$var` is the path of a `DEFINE_PER_CPU()` variable (from `bindings`), `$off` a constant
-/// (`core::mem::offset_of!`), `$val` a `usize`. Only where [`THIS_CPU_PTR`] holds.
+/// (`core::mem::offset_of!`), `$val` a `usize`. Only where [`THIS_CPU_PTR`] holds. The
+/// expansion calls an `unsafe fn`, so the macro can only be used inside an `unsafe` block.
 ///
 /// # Safety
 ///
 /// The caller cannot migrate (preemption or interrupts disabled) and is the only writer of
 /// this CPU's instance, and the variable (or field) has the size and alignment of a `usize`.
+///
+/// # Examples
+///
+/// ```ignore
+/// // SAFETY: preemption is disabled and only this CPU writes its `current_kprobe`.
+/// unsafe { kernel::this_cpu_write_usize!(bindings::current_kprobe, const 0) };
+/// ```
+/// Does nothing; the expansion of [`this_cpu_write_usize!`] calls it so that the macro can
+/// only be used inside an `unsafe` block, where its caller states why its contract holds.
+///
+/// # Safety
+///
+/// The contract of [`this_cpu_write_usize!`].
+#[doc(hidden)]
+#[inline(always)]
+pub unsafe fn this_cpu_write_requires_unsafe() {}
+
 #[cfg(any(not(CONFIG_SMP), CONFIG_X86_64))]
 #[macro_export]
 macro_rules! this_cpu_write_usize {
-    ($var:path, $val:expr) => {
-        $crate::this_cpu_write_usize!($var, 0, $val)
-    };
-    ($var:path, $off:expr, $val:expr) => {{
-        let val: usize = $val;
+    ($var:path, $off:expr, const $val:expr) => {{
+        $crate::percpu::this_cpu_write_requires_unsafe();
         #[cfg(CONFIG_SMP)]
         // SAFETY: a store to this CPU's instance, addressed as C addresses per-CPU data (`%gs`
         // base plus the variable's per-CPU offset); the caller's contract covers the rest.
+        unsafe {
+            ::core::arch::asm!(
+                "movq ${v}, %gs:{var}+{off}(%rip)",
+                v = const $val,
+                var = sym $var,
+                off = const $off,
+                options(att_syntax, nostack, preserves_flags)
+            )
+        };
+        #[cfg(not(CONFIG_SMP))]
+        // SAFETY: on UP the per-CPU variable is a plain one; the caller's contract.
+        unsafe {
+            ::core::ptr::write_volatile(
+                ::core::ptr::addr_of_mut!($var).cast::<u8>().add($off).cast::<usize>(),
+                $val,
+            )
+        };
+    }};
+    ($var:path, const $val:expr) => {
+        $crate::this_cpu_write_usize!($var, 0, const $val)
+    };
+    ($var:path, $off:expr, $val:expr) => {{
+        let val: usize = $val;
+        $crate::percpu::this_cpu_write_requires_unsafe();
+        #[cfg(CONFIG_SMP)]
+        // SAFETY: as for a constant, above.
         unsafe {
             ::core::arch::asm!(
                 "movq {v}, %gs:{var}+{off}(%rip)",
@@ -89,4 +131,7 @@ macro_rules! this_cpu_write_usize {
             )
         };
     }};
+    ($var:path, $val:expr) => {
+        $crate::this_cpu_write_usize!($var, 0, $val)
+    };
 }

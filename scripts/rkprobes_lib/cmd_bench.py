@@ -81,7 +81,8 @@ def add_bench_args(p):
     p.add_argument("--arch", default="x86_64", help="architecture: " + ", ".join(BENCH_ARCHES) + " (default x86_64)")
     p.add_argument("--impl", default=None,
                    help="implementation(s), comma-separated, a column each and each but c a ratio to C "
-                   "(default: c, and rust when the Rust core is in the tree). " + common.impls_help())
+                   "(default: every one the tree builds: c, rust when the Rust core is in the tree, rust-arch when "
+                   "the Rust x86 arch layer is too). " + common.impls_help())
     p.add_argument("--boots", type=int, default=2, help="boots of each kernel (default 2; the spread spans them)")
     p.add_argument("--reps", type=int, default=5, help="repetitions of each measurement per boot (1..16, default 5)")
     p.add_argument("--calls", type=int, default=1000, help="calls of the probed function per repetition (default 1000)")

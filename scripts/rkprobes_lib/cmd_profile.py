@@ -269,6 +269,19 @@ def profile(args, impl):
     return parse_trace(trace, funcs)
 
 
+def bench_sequence_commands(init):
+    """The module commands bench-init.sh runs through ctl(): 'ctl ...' and, for each
+    'hit CASE SITE SYMBOL', the 'measure CASE SITE' its hit() issues."""
+    cmds = set()
+    for stmt in re.split(r"[;\n]", init):
+        words = stmt.split()
+        if len(words) >= 2 and words[0] == "ctl":
+            cmds.add(" ".join(words[1:]))
+        elif len(words) == 4 and words[0] == "hit":
+            cmds.add(f"measure {words[1]} {words[2]}")
+    return cmds
+
+
 def cmd_profile(args):
     args.arch = "x86_64"
     impls = common.parse_impls(args.impl)
@@ -279,9 +292,9 @@ def cmd_profile(args):
     if args.bench_sequence:
         if args.warmup:
             raise Failure("--warmup and --bench-sequence do not go together: the sequence is the warm-up")
-        if f"\nctl {args.command}\n" not in cmd_bench.INIT.read_text():
-            raise Failure(f"--bench-sequence: {cmd_bench.INIT.name} never runs 'ctl {args.command}' on a line "
-                          f"of its own; see {cmd_bench.INIT}")
+        if args.command not in bench_sequence_commands(cmd_bench.INIT.read_text()):
+            raise Failure(f"--bench-sequence: {cmd_bench.INIT.name} never runs 'ctl {args.command}' "
+                          f"(a 'ctl' line of its own, or 'measure CASE SITE' of a 'hit' line); see {cmd_bench.INIT}")
     results = {}
     for impl in common.ordered_impls(impls):
         banner(f"profile: {args.arch}, {impl} implementation, '{args.command}'")

@@ -25,10 +25,12 @@ use super::helpers::rkp_set_kprobe_status;
 /// Preemption is disabled (probe-hit context); `p` is NULL or a live probe.
 #[inline(always)]
 pub(crate) unsafe fn set_current_kprobe(p: *mut bindings::kprobe) {
-    // `current_kprobe` is a pointer-sized DEFINE_PER_CPU variable; preemption is disabled and
-    // only this CPU writes its instance (`# Safety`).
     #[cfg(any(not(CONFIG_SMP), CONFIG_X86_64))]
-    kernel::this_cpu_write_usize!(bindings::current_kprobe, p as usize);
+    // SAFETY: `current_kprobe` is a pointer-sized DEFINE_PER_CPU variable; preemption is
+    // disabled and only this CPU writes its instance (`# Safety`).
+    unsafe {
+        kernel::this_cpu_write_usize!(bindings::current_kprobe, p as usize)
+    };
     #[cfg(not(any(not(CONFIG_SMP), CONFIG_X86_64)))]
     // SAFETY: the C helper is `__this_cpu_write(current_kprobe, p)`; preemption is disabled.
     unsafe {
@@ -36,22 +38,46 @@ pub(crate) unsafe fn set_current_kprobe(p: *mut bindings::kprobe) {
     };
 }
 
-/// `get_kprobe_ctlblk()->kprobe_status = status` (the rethook return handler's).
+/// `__this_cpu_write(current_kprobe, NULL)`, the NULL stored as an immediate as C's is.
+///
+/// # Safety
+///
+/// Preemption is disabled (probe-hit context).
+#[inline(always)]
+pub(crate) unsafe fn clear_current_kprobe() {
+    #[cfg(any(not(CONFIG_SMP), CONFIG_X86_64))]
+    // SAFETY: as in `set_current_kprobe`.
+    unsafe {
+        kernel::this_cpu_write_usize!(bindings::current_kprobe, const 0)
+    };
+    #[cfg(not(any(not(CONFIG_SMP), CONFIG_X86_64)))]
+    // SAFETY: as in `set_current_kprobe`.
+    unsafe {
+        rkp_set_current_kprobe(core::ptr::null_mut())
+    };
+}
+
+/// `get_kprobe_ctlblk()->kprobe_status = STATUS` (the rethook return handler's), the status
+/// stored as an immediate, as C's constant is.
 ///
 /// # Safety
 ///
 /// Preemption is disabled (probe-hit context).
 #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
 #[inline(always)]
-pub(crate) unsafe fn set_kprobe_status(status: usize) {
-    // `kprobe_ctlblk.kprobe_status` is an `unsigned long` here (x86_64, or a 64-bit UP arch);
-    // preemption is disabled and only this CPU writes its instance (`# Safety`).
+pub(crate) unsafe fn set_kprobe_status<const STATUS: usize>() {
+    #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP)))]
+    let status = STATUS;
     #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
-    kernel::this_cpu_write_usize!(
-        bindings::kprobe_ctlblk,
-        core::mem::offset_of!(bindings::kprobe_ctlblk, kprobe_status),
-        status
-    );
+    // SAFETY: `kprobe_ctlblk.kprobe_status` is an `unsigned long` here (x86_64); preemption
+    // is disabled and only this CPU writes its instance (`# Safety`).
+    unsafe {
+        kernel::this_cpu_write_usize!(
+            bindings::kprobe_ctlblk,
+            core::mem::offset_of!(bindings::kprobe_ctlblk, kprobe_status),
+            const STATUS
+        )
+    };
     #[cfg(not(CONFIG_SMP))]
     // SAFETY: `kprobe_ctlblk` is a DEFINE_PER_CPU variable, a plain one on UP; preemption is
     // disabled and only this CPU writes it. `kprobe_status` is narrower on some arches (riscv).

@@ -13,11 +13,10 @@ use core::ptr::{self, addr_of, addr_of_mut, NonNull};
 
 use kernel::bindings;
 
-use super::kretprobe::Krp;
 use super::helpers::rkp_warn_kretprobe_rethook_handler;
-use super::percpu::{set_current_kprobe, set_kprobe_status};
+use super::kretprobe::Krp;
+use super::percpu::{clear_current_kprobe, set_current_kprobe, set_kprobe_status};
 use crate::errno::{Errno, Result, MAX_ERRNO};
-
 
 /// An instance is its rethook node (the first member of `struct kretprobe_instance`).
 pub type Instance = NonNull<bindings::rethook_node>;
@@ -129,11 +128,11 @@ nokprobe! {
         // SAFETY: per-CPU writes with preemption disabled (rethook handler context).
         unsafe {
             set_current_kprobe(addr_of_mut!((*rp).kp));
-            set_kprobe_status(bindings::KPROBE_HIT_ACTIVE as usize);
+            set_kprobe_status::<{ bindings::KPROBE_HIT_ACTIVE as usize }>();
         }
         // SAFETY: `node` is the first member of `struct kretprobe_instance`.
         unsafe { handler(rh.cast(), regs) };
         // SAFETY: as above.
-        unsafe { set_current_kprobe(ptr::null_mut()) };
+        unsafe { clear_current_kprobe() };
     }
 }

@@ -39,7 +39,7 @@ use crate::x86::{self as dec, Emulation, MAX_INSN_SIZE};
 use kernel::bindings::{
     optprobe_template_call, optprobe_template_clac, optprobe_template_end, optprobe_template_entry,
     optprobe_template_val, rkp_x86_free_optinsn_slot, rkp_x86_get_optinsn_slot,
-    rkp_x86_preempt_disable, rkp_x86_preempt_enable, rkp_x86_warn_optimize_disabled,
+    rkp_x86_warn_optimize_disabled,
 };
 use kernel::bindings::{
     rkp_x86_alternatives_text_reserved, rkp_x86_entry_text, rkp_x86_execmem_alloc_page,
@@ -48,8 +48,6 @@ use kernel::bindings::{
     rkp_x86_set_memory_rox, rkp_x86_smap, rkp_x86_text_reserved, rkp_x86_unrecoverable,
     rkp_x86_warn_bad_status, rkp_x86_warn_fault_status,
 };
-#[cfg(CONFIG_KPROBES_ON_FTRACE)]
-use kernel::bindings::{rkp_x86_ftrace_enter, rkp_x86_ftrace_unlock};
 
 /// `X86_EFLAGS_IF`.
 const IF: usize = dec::X86_EFLAGS_IF as usize;
@@ -1144,8 +1142,8 @@ nokprobe! {
         if KERNEL.flags(p) & KPROBE_FLAG_DISABLED != 0 {
             return;
         }
-        // SAFETY: balanced below.
-        unsafe { rkp_x86_preempt_disable() };
+        // The detour runs with preemption enabled (it does not cli).
+        let _preempt = kernel::preempt::disable();
         // SAFETY: the frame the detour built, ours until we return (`# Safety`).
         let regs = unsafe { TrapRegs::new(regs) };
         // SAFETY: preemption is disabled until the end of the block.
@@ -1164,8 +1162,6 @@ nokprobe! {
             // SAFETY: `p` is the live aggregate whose detour runs.
             |p, regs| unsafe { crate::glue::exports::opt_pre_handler(p.as_ptr(), regs.as_ptr()) },
         );
-        // SAFETY: balances the disable above.
-        unsafe { rkp_x86_preempt_enable() };
     }
 }
 
@@ -1174,7 +1170,7 @@ nokprobe! {
     ///
     /// # Safety
     ///
-    /// Called by ftrace for the site at `ip` with preemption disabled and `fregs` the saved
+    /// Called by ftrace for the site at `ip`, called from `parent_ip`, with `fregs` the saved
     /// registers (`FTRACE_OPS_FL_SAVE_REGS`).
     #[cfg(CONFIG_KPROBES_ON_FTRACE)]
     #[no_mangle]
@@ -1188,24 +1184,20 @@ nokprobe! {
         if unsafe { ptr::read_volatile(addr_of!(bindings::kprobe_ftrace_disabled)) } {
             return;
         }
-        let mut raw = ptr::null_mut();
-        // SAFETY: ftrace's recursion protection, released below, and the saved registers of
-        // this call; `raw` is a local.
-        let bit = unsafe { rkp_x86_ftrace_enter(ip, parent_ip, fregs, &mut raw) };
-        if bit < 0 {
+        let Some(_recursion) = kernel::ftrace::RecursionGuard::try_lock(ip, parent_ip) else {
             return;
-        }
+        };
+        // SAFETY: the `ftrace_regs` of this call (`# Safety`).
+        let raw = unsafe { kernel::ftrace::regs(fregs) };
         // NULL only without SAVE_REGS, which kprobes' ftrace_ops always ask for.
         let p = if raw.is_null() { None } else { table::get_kprobe(&KERNEL, ip) };
         if let Some(p) = p {
             // SAFETY: non-NULL, the registers of this call, ours until we return.
             let regs = unsafe { TrapRegs::new(raw) };
-            // SAFETY: preemption is disabled (`# Safety`).
+            // SAFETY: preemption is disabled while `_recursion` is held.
             let cpu = unsafe { Cpu::this() };
             hit::ftrace_hit(&cpu, p, regs, ip, dec::INT3_INSN_SIZE, MCOUNT_INSN_SIZE);
         }
-        // SAFETY: releases the lock taken above.
-        unsafe { rkp_x86_ftrace_unlock(bit) };
     }
 }
 

@@ -19,7 +19,6 @@
 #include <linux/kgdb.h>
 #include <linux/kprobes.h>
 #include <linux/perf_event.h>
-#include <linux/preempt.h>
 #include <linux/static_call.h>
 #include <linux/trace_recursion.h>
 #include <asm/cfi.h>
@@ -101,18 +100,6 @@ void rkp_x86_warn_optimize_disabled(bool disabled)
 	WARN_ON(disabled);
 }
 
-/* optimized_callback() runs with preemption enabled: the detour does not cli. */
-void rkp_x86_preempt_disable(void)
-{
-	preempt_disable();
-}
-NOKPROBE_SYMBOL(rkp_x86_preempt_disable);
-
-void rkp_x86_preempt_enable(void)
-{
-	preempt_enable();
-}
-NOKPROBE_SYMBOL(rkp_x86_preempt_enable);
 #endif /* CONFIG_OPTPROBES */
 
 /* alloc_insn_page(): an execmem page for kprobes, read-only and executable. */
@@ -215,26 +202,3 @@ void rkp_x86_warn_fault_status(void)
 }
 NOKPROBE_SYMBOL(rkp_x86_warn_fault_status);
 
-/* Called from kprobe_ftrace_handler(): notrace, as the ftrace core expects. */
-#ifdef CONFIG_KPROBES_ON_FTRACE
-/*
- * The prologue of kprobe_ftrace_handler() in one call: ftrace's recursion
- * lock (its bit, or < 0 if the call recursed) and the saved registers.
- */
-notrace int rkp_x86_ftrace_enter(unsigned long ip, unsigned long parent_ip,
-				 struct ftrace_regs *fregs, struct pt_regs **regs)
-{
-	int bit = ftrace_test_recursion_trylock(ip, parent_ip);
-
-	if (bit >= 0)
-		*regs = ftrace_get_regs(fregs);
-	return bit;
-}
-NOKPROBE_SYMBOL(rkp_x86_ftrace_enter);
-
-notrace void rkp_x86_ftrace_unlock(int bit)
-{
-	ftrace_test_recursion_unlock(bit);
-}
-NOKPROBE_SYMBOL(rkp_x86_ftrace_unlock);
-#endif /* CONFIG_KPROBES_ON_FTRACE */

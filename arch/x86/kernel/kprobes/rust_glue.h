@@ -22,8 +22,6 @@ void rkp_x86_free_optinsn_slot(kprobe_opcode_t *slot, int dirty);
 /* The detour template (assembly in rust_glue.c), for objtool. */
 void optprobe_template_func(void);
 void rkp_x86_warn_optimize_disabled(bool disabled);
-void rkp_x86_preempt_disable(void);
-void rkp_x86_preempt_enable(void);
 bool rkp_x86_smap(void);
 bool rkp_x86_in_entry_text(unsigned long addr);
 void rkp_x86_entry_text(unsigned long *start, unsigned long *end);
@@ -34,8 +32,5 @@ bool rkp_x86_text_reserved(unsigned long start, unsigned long end);
 void __noreturn rkp_x86_unrecoverable(struct kprobe *p);
 void rkp_x86_warn_bad_status(void);
 void rkp_x86_warn_fault_status(void);
-int rkp_x86_ftrace_enter(unsigned long ip, unsigned long parent_ip,
-			 struct ftrace_regs *fregs, struct pt_regs **regs);
-void rkp_x86_ftrace_unlock(int bit);
 
 #endif /* __X86_KERNEL_KPROBES_RUST_GLUE_H */
