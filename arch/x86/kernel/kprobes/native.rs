@@ -19,6 +19,7 @@
 //! or, boosted, by a jump back), its emulators and its detours; the trap handlers only find the
 //! probe and call the state machine.
 
+use core::cell::Cell;
 use core::ffi::{c_int, c_void};
 use core::ptr::{self, addr_of, addr_of_mut, NonNull};
 
@@ -130,10 +131,54 @@ fn ainsn(p: Kp) -> *mut bindings::arch_specific_insn {
 }
 
 /// What the decisions read from the running kernel (`crate::x86::KernelText`), for probes
-/// being prepared under `kprobe_mutex`.
-struct Text;
+/// being prepared under `kprobe_mutex`: one for each decision (`Text::new()`).
+///
+/// The decisions read the text an instruction at a time, as C's decoder does straight from
+/// the text; here each read is a `copy_from_kernel_nofault()`, so the bytes are copied a
+/// window of [`TEXT_WINDOW`] at a time and instructions are served from it. The window lives
+/// as long as one decision: the length of an instruction never changes under it (text
+/// patching replaces an instruction with one of the same length, or with int3 that `recover`
+/// undoes from the probe table, which the decision reads per address).
+struct Text {
+    /// The address of the window's first byte (0: empty).
+    base: Cell<usize>,
+    /// The text at `base`.
+    window: Cell<[u8; TEXT_WINDOW]>,
+}
+
+/// Bytes of text copied at once by [`Text`].
+const TEXT_WINDOW: usize = 64;
 
 impl Text {
+    fn new() -> Self {
+        Self {
+            base: Cell::new(0),
+            window: Cell::new([0; TEXT_WINDOW]),
+        }
+    }
+
+    /// The [`MAX_INSN_SIZE`] bytes of text at `addr`, from the window, which is refilled at
+    /// `addr` when it does not hold them; `None` if they cannot be read. Where a window does
+    /// not fit (the end of mapped text), only the instruction's bytes are read, as before.
+    fn read(&self, addr: usize) -> Option<[u8; MAX_INSN_SIZE]> {
+        let base = self.base.get();
+        let off = addr.wrapping_sub(base);
+        if base == 0 || off > TEXT_WINDOW - MAX_INSN_SIZE {
+            let Some(window) = read_kernel::<TEXT_WINDOW>(addr) else {
+                return read_kernel::<MAX_INSN_SIZE>(addr);
+            };
+            self.window.set(window);
+            self.base.set(addr);
+            return window.first_chunk::<MAX_INSN_SIZE>().copied();
+        }
+        let cells: &Cell<[u8]> = &self.window;
+        let mut buf = [0u8; MAX_INSN_SIZE];
+        for (b, c) in buf.iter_mut().zip(cells.as_slice_of_cells().get(off..)?) {
+            *b = c.get();
+        }
+        Some(buf)
+    }
+
     /// `__recover_optprobed_insn()`: the bytes at `addr` if the jump of an optimized (or
     /// unoptimizing) probe covers them.
     #[cfg(CONFIG_OPTPROBES)]
@@ -148,7 +193,7 @@ impl Text {
             if !(KERNEL.op_list_empty(kp) || crate::optimizer::optprobe_queued_unopt(&KERNEL, kp)) {
                 continue;
             }
-            let Some(mut buf) = read_kernel::<MAX_INSN_SIZE>(addr) else {
+            let Some(mut buf) = self.read(addr) else {
                 return Some(None);
             };
             let op = op_of(kp);
@@ -176,7 +221,7 @@ impl dec::KernelText for Text {
         }
         let kp = table::get_kprobe(&KERNEL, addr);
         let ftrace = KERNEL.ftrace_location(addr) == addr;
-        let mut buf = read_kernel::<MAX_INSN_SIZE>(addr)?;
+        let mut buf = self.read(addr)?;
         // SAFETY: a hashed probe is live under kprobe_mutex.
         let opcode = kp.map(|kp| unsafe { (*kp.as_ptr()).opcode });
         dec::recover_probed_insn(&mut buf, ftrace, opcode);
@@ -449,7 +494,7 @@ impl ArchHooks<Kernel> for X86 {
         let addr = s.addr(p);
         let cfg = config();
         // Upstream's order of refusals: alternatives, can_probe, then the slot.
-        dec::check_kprobe(&Text, &cfg, addr as u64)
+        dec::check_kprobe(&Text::new(), &cfg, addr as u64)
             .map_err(|e| Errno::from_neg(e).unwrap_or(Errno::EINVAL))?;
         let a = ainsn(p);
         // SAFETY: `p` is being registered under kprobe_mutex: nobody else uses `ainsn`; all
@@ -460,15 +505,20 @@ impl ArchHooks<Kernel> for X86 {
         if slot.is_null() {
             return Err(Errno::ENOMEM);
         }
-        let prep =
-            match dec::copy_kprobe(&Text, &cfg, addr as u64, slot as u64, s.has_post_handler(p)) {
-                Ok(prep) => prep,
-                Err(e) => {
-                    // SAFETY: the slot was just taken and never used.
-                    unsafe { rkp_x86_free_insn_slot(slot, 0) };
-                    return Err(Errno::from_neg(e).unwrap_or(Errno::EINVAL));
-                }
-            };
+        let prep = match dec::copy_kprobe(
+            &Text::new(),
+            &cfg,
+            addr as u64,
+            slot as u64,
+            s.has_post_handler(p),
+        ) {
+            Ok(prep) => prep,
+            Err(e) => {
+                // SAFETY: the slot was just taken and never used.
+                unsafe { rkp_x86_free_insn_slot(slot, 0) };
+                return Err(Errno::from_neg(e).unwrap_or(Errno::EINVAL));
+            }
+        };
         // SAFETY: as for the memset; `a` is valid and not otherwise referenced.
         let a = unsafe { &mut *a };
         a.insn = slot;
@@ -580,7 +630,7 @@ impl ArchHooks<Kernel> for X86 {
     fn check_optimized_kprobe(s: &Kernel, ap: Kp) -> Result {
         // SAFETY: as above.
         let size = unsafe { (*op_of(ap)).optinsn.size };
-        dec::check_optimized_kprobe(&Text, s.addr(ap) as u64, size)
+        dec::check_optimized_kprobe(&Text::new(), s.addr(ap) as u64, size)
             .map_err(|e| Errno::from_neg(e).unwrap_or(Errno::EINVAL))
     }
     #[cfg(not(CONFIG_OPTPROBES))]
@@ -685,7 +735,7 @@ mod opt {
     pub(super) fn prepare(s: &Kernel, ap: Kp) {
         let addr = s.addr(ap) as u64;
         let cfg = config();
-        if !dec::can_optimize(&Text, &cfg, addr) {
+        if !dec::can_optimize(&Text::new(), &cfg, addr) {
             return;
         }
         let tmpl = template();
@@ -701,7 +751,7 @@ mod opt {
         let op = op_of(ap);
         // SAFETY: `op` is live; kprobe_mutex held.
         unsafe { (*op).optinsn.insn = slot };
-        match dec::build_detour(&Text, &cfg, addr, slot as u64, op as u64, &tmpl, buf) {
+        match dec::build_detour(&Text::new(), &cfg, addr, slot as u64, op as u64, &tmpl, buf) {
             Ok(o) => {
                 // SAFETY: as above.
                 unsafe { (*op).optinsn.size = o.size };
