@@ -39,16 +39,13 @@ use crate::x86::{self as dec, Emulation, MAX_INSN_SIZE};
 #[cfg(CONFIG_OPTPROBES)]
 use kernel::bindings::{
     optprobe_template_call, optprobe_template_clac, optprobe_template_end, optprobe_template_entry,
-    optprobe_template_val, rkp_x86_free_optinsn_slot, rkp_x86_get_optinsn_slot,
-    rkp_x86_warn_optimize_disabled,
+    optprobe_template_val,
 };
-use kernel::bindings::{
-    rkp_x86_alternatives_text_reserved, rkp_x86_entry_text, rkp_x86_execmem_alloc_page,
-    rkp_x86_free_insn_slot, rkp_x86_get_insn_slot, rkp_x86_in_entry_text, rkp_x86_is_cfi_trap,
-    rkp_x86_kgdb_has_hit_break, rkp_x86_perf_text_poke, rkp_x86_search_exception_tables,
-    rkp_x86_set_memory_rox, rkp_x86_smap, rkp_x86_text_reserved, rkp_x86_unrecoverable,
-    rkp_x86_warn_bad_status, rkp_x86_warn_fault_status,
-};
+
+/// What this layer needs from the kernel, as small abstractions over its C.
+#[path = "services.rs"]
+mod services;
+use services::{perf_text_poke, read_kernel, slots, tables, text_poke, text_poke_sync, TrapRegs};
 
 /// `X86_EFLAGS_IF`.
 const IF: usize = dec::X86_EFLAGS_IF as usize;
@@ -63,59 +60,8 @@ fn config() -> dec::Config {
         kgdb: cfg!(CONFIG_KGDB),
         no_jump_tables: cfg!(CONFIG_MITIGATION_RETPOLINE) || cfg!(CONFIG_X86_KERNEL_IBT),
         ibt: cfg!(CONFIG_X86_KERNEL_IBT),
-        // SAFETY: reads a boot CPU feature bit.
-        smap: unsafe { rkp_x86_smap() },
+        smap: services::smap(),
     }
-}
-
-/// Copies `N` bytes of kernel memory at `addr` (`copy_from_kernel_nofault()`); `None` if it
-/// cannot be read.
-fn read_kernel<const N: usize>(addr: usize) -> Option<[u8; N]> {
-    let mut buf = [0u8; N];
-    // SAFETY: `buf` is a local of `N` bytes; the source is checked by the nofault copy.
-    let ret = unsafe {
-        bindings::copy_from_kernel_nofault(buf.as_mut_ptr().cast(), addr as *const c_void, N)
-    };
-    (ret == 0).then_some(buf)
-}
-
-/// `perf_event_text_poke()` on byte slices.
-fn perf_text_poke(addr: usize, old: &[u8], new: &[u8]) {
-    let p = |s: &[u8]| {
-        if s.is_empty() {
-            ptr::null()
-        } else {
-            s.as_ptr().cast()
-        }
-    };
-    // SAFETY: the slices are valid for their lengths (NULL for empty, as C passes); `addr` is
-    // only recorded.
-    unsafe {
-        rkp_x86_perf_text_poke(
-            addr as *const c_void,
-            p(old),
-            old.len() as c_int,
-            p(new),
-            new.len() as c_int,
-        )
-    };
-}
-
-/// `text_poke(addr, bytes, len)`.
-///
-/// # Safety
-///
-/// `addr..addr + bytes.len()` is kernel text or an instruction slot of ours that no CPU
-/// executes in a way the write can break; `text_mutex` is held.
-unsafe fn text_poke(addr: usize, bytes: &[u8]) {
-    // SAFETY: by the function's contract; `bytes` is valid for its length.
-    unsafe { bindings::text_poke(addr as *mut c_void, bytes.as_ptr().cast(), bytes.len()) };
-}
-
-/// `text_poke_sync()`.
-fn text_poke_sync() {
-    // SAFETY: an IPI round to serialize every CPU; no memory is passed.
-    unsafe { bindings::text_poke_sync() };
 }
 
 /// The `struct optimized_kprobe` around aggregate `ap` (`kp` is its first member).
@@ -236,28 +182,22 @@ impl dec::KernelText for Text {
             })
     }
     fn search_exception_tables(&self, addr: u64) -> bool {
-        // SAFETY: a lookup in the exception tables.
-        unsafe { rkp_x86_search_exception_tables(addr as usize) }
+        tables::exception_at(addr as usize)
     }
     fn is_cfi_trap(&self, addr: u64) -> bool {
-        // SAFETY: a lookup in the kCFI trap table.
-        unsafe { rkp_x86_is_cfi_trap(addr as usize) }
+        tables::cfi_trap_at(addr as usize)
     }
     fn kgdb_has_hit_break(&self, addr: u64) -> bool {
-        // SAFETY: a lookup in kgdb's breakpoint table.
-        unsafe { rkp_x86_kgdb_has_hit_break(addr as usize) }
+        tables::kgdb_break_at(addr as usize)
     }
     fn alternatives_text_reserved(&self, start: u64, end: u64) -> bool {
-        // SAFETY: a lookup in the alternatives tables.
-        unsafe { rkp_x86_alternatives_text_reserved(start as usize, end as usize) }
+        tables::alternatives_reserved(start as usize, end as usize)
     }
     fn text_reserved(&self, start: u64, end: u64) -> bool {
-        // SAFETY: lookups in the ftrace, alternatives, jump label and static call tables.
-        unsafe { rkp_x86_text_reserved(start as usize, end as usize) }
+        tables::text_reserved(start as usize, end as usize)
     }
     fn in_entry_text(&self, addr: u64) -> bool {
-        // SAFETY: compares with two linker symbols.
-        unsafe { rkp_x86_in_entry_text(addr as usize) }
+        tables::in_entry_text(addr as usize)
     }
     fn armed_kprobe_at(&self, addr: u64) -> bool {
         table::get_kprobe(&KERNEL, addr as usize)
@@ -500,8 +440,7 @@ impl ArchHooks<Kernel> for X86 {
         // SAFETY: `p` is being registered under kprobe_mutex: nobody else uses `ainsn`; all
         // zero is a valid `arch_specific_insn` (memset in C).
         unsafe { ptr::write_bytes(a, 0, 1) };
-        // SAFETY: takes a slot from the kprobe instruction cache.
-        let slot = unsafe { rkp_x86_get_insn_slot() };
+        let slot = slots::get();
         if slot.is_null() {
             return Err(Errno::ENOMEM);
         }
@@ -515,7 +454,7 @@ impl ArchHooks<Kernel> for X86 {
             Ok(prep) => prep,
             Err(e) => {
                 // SAFETY: the slot was just taken and never used.
-                unsafe { rkp_x86_free_insn_slot(slot, 0) };
+                unsafe { slots::free(slot, false) };
                 return Err(Errno::from_neg(e).unwrap_or(Errno::EINVAL));
             }
         };
@@ -566,8 +505,8 @@ impl ArchHooks<Kernel> for X86 {
         // SAFETY: the slot holds `tp_len` bytes we poked.
         let old = unsafe { core::slice::from_raw_parts(a.insn, len) };
         perf_text_poke(a.insn as usize, old, &[]);
-        // SAFETY: the slot came from the kprobe instruction cache.
-        unsafe { rkp_x86_free_insn_slot(a.insn, a.boostable() as c_int) };
+        // SAFETY: the slot came from the kprobe instruction cache and the probe is gone.
+        unsafe { slots::free(a.insn, a.boostable() != 0) };
         a.insn = ptr::null_mut();
     }
 
@@ -583,10 +522,8 @@ impl ArchHooks<Kernel> for X86 {
         _s: &Kernel,
         mut add_area: impl FnMut(usize, usize) -> Result,
     ) -> Result {
-        let (mut start, mut end) = (0, 0);
-        // SAFETY: out-pointers to locals.
-        unsafe { rkp_x86_entry_text(&mut start, &mut end) };
-        add_area(start as usize, end as usize)
+        let (start, end) = tables::entry_text();
+        add_area(start, end)
     }
 
     fn adjust_kprobe_addr(_s: &Kernel, addr: usize, offset: usize) -> Option<(usize, bool)> {
@@ -743,8 +680,7 @@ mod opt {
         let Some(buf) = buf.get_mut(..tmpl.max_optinsn_size()) else {
             return;
         };
-        // SAFETY: takes a slot from the optprobe instruction cache.
-        let slot = unsafe { rkp_x86_get_optinsn_slot() };
+        let slot = slots::get_opt();
         if slot.is_null() {
             return;
         }
@@ -780,8 +716,8 @@ mod opt {
             let old = unsafe { core::slice::from_raw_parts(slot, len) };
             perf_text_poke(slot as usize, old, &[]);
         }
-        // SAFETY: the slot came from the optprobe cache.
-        unsafe { rkp_x86_free_optinsn_slot(slot, dirty as c_int) };
+        // SAFETY: the slot came from the optprobe cache and the detour no longer runs.
+        unsafe { slots::free_opt(slot, dirty) };
         // SAFETY: as above.
         unsafe {
             (*op).optinsn.insn = ptr::null_mut();
@@ -796,8 +732,7 @@ mod opt {
         // SAFETY: as above.
         let slot = unsafe { (*op).optinsn.insn } as usize;
         let rel = slot.wrapping_sub(addr.wrapping_add(dec::JMP32_INSN_SIZE)) as u32;
-        // SAFETY: a WARN_ON on a flag.
-        unsafe { rkp_x86_warn_optimize_disabled(s.flags(ap) & KPROBE_FLAG_DISABLED != 0) };
+        services::warn_optimize_disabled(s.flags(ap) & KPROBE_FLAG_DISABLED != 0);
         // The four bytes after the int3 that the jump overwrites.
         let after = read_kernel::<{ dec::DISP32_SIZE }>(addr.wrapping_add(1)).unwrap_or_default();
         // SAFETY: as above.
@@ -806,14 +741,7 @@ mod opt {
         let jmp = [dec::JMP32_INSN_OPCODE, r[0], r[1], r[2], r[3]];
         // SAFETY: the probe is armed (int3 in place) and the core waited for a task-RCU grace
         // period, so nothing runs the four bytes after it; text_mutex held.
-        unsafe {
-            bindings::text_poke_bp(
-                addr as *mut c_void,
-                jmp.as_ptr().cast(),
-                jmp.len(),
-                ptr::null(),
-            )
-        };
+        unsafe { services::text_poke_bp(addr, &jmp) };
     }
 
     /// `arch_unoptimize_kprobe()`: the jump goes back to an int3 and the original bytes.
@@ -838,80 +766,6 @@ mod opt {
         unsafe { text_poke(addr.wrapping_add(1), &new[1..]) };
         text_poke_sync();
         perf_text_poke(addr, &old, &new);
-    }
-}
-
-/// The trapped registers of one trap (`struct pt_regs *`), read and written field by field.
-///
-/// # Invariants
-///
-/// Points to the trap frame of a trap (int3, fault, detour or ftrace call) being handled on this
-/// CPU; only that trap's handler uses it, and only until the handler returns. No reference to
-/// the frame is formed: every access is a raw place read or write.
-#[derive(Clone, Copy)]
-struct TrapRegs(NonNull<bindings::pt_regs>);
-
-macro_rules! regs_fields {
-    ($($get:ident / $set:ident: $field:ident;)*) => {
-        impl TrapRegs {
-            $(
-                #[inline(always)]
-                fn $get(self) -> usize {
-                    // SAFETY: a live trap frame (invariant).
-                    unsafe { (*self.0.as_ptr()).$field }
-                }
-                #[inline(always)]
-                fn $set(self, v: usize) {
-                    // SAFETY: as above; this handler owns the frame.
-                    unsafe { (*self.0.as_ptr()).$field = v }
-                }
-            )*
-        }
-    };
-}
-
-regs_fields! {
-    ip / set_ip: ip;
-    flags / set_flags: flags;
-    sp / set_sp: sp;
-}
-
-impl TrapRegs {
-    /// `regs->orig_ax = v`.
-    #[cfg(CONFIG_OPTPROBES)]
-    #[inline(always)]
-    fn set_orig_ax(self, v: usize) {
-        // SAFETY: a live trap frame (invariant), owned by this handler.
-        unsafe { (*self.0.as_ptr()).orig_ax = v }
-    }
-}
-
-impl TrapRegs {
-    /// # Safety
-    ///
-    /// `regs` is non-NULL and the frame of the trap being handled on this CPU, used by nobody
-    /// else until the handler returns.
-    #[inline(always)]
-    unsafe fn new(regs: *mut bindings::pt_regs) -> Self {
-        // INVARIANT: by the caller's contract.
-        // SAFETY: non-NULL by the caller's contract.
-        TrapRegs(unsafe { NonNull::new_unchecked(regs) })
-    }
-    #[inline(always)]
-    fn as_ptr(self) -> *mut bindings::pt_regs {
-        self.0.as_ptr()
-    }
-    /// `user_mode(regs)`: the trap came from user space.
-    #[inline(always)]
-    fn user_mode(self) -> bool {
-        // SAFETY: a live trap frame (invariant); `cs` is the saved code segment.
-        unsafe { (*self.0.as_ptr()).__bindgen_anon_1.cs & 3 != 0 }
-    }
-    #[cfg(CONFIG_OPTPROBES)]
-    #[inline(always)]
-    fn set_cs(self, cs: u16) {
-        // SAFETY: as above.
-        unsafe { (*self.0.as_ptr()).__bindgen_anon_1.cs = cs }
     }
 }
 
@@ -1097,18 +951,16 @@ impl HitArch for Cpu {
     }
     #[inline(always)]
     fn unrecoverable(&self, p: Kp) -> ! {
-        // SAFETY: logs the probe and BUG()s.
-        unsafe { rkp_x86_unrecoverable(p.as_ptr()) }
+        // SAFETY: `p` is the live probe being stepped.
+        unsafe { services::unrecoverable(p.as_ptr()) }
     }
     #[inline(always)]
     fn warn_bad_status(&self) {
-        // SAFETY: a WARN_ON(1).
-        unsafe { rkp_x86_warn_bad_status() };
+        services::warn_bad_status();
     }
     #[inline(always)]
     fn warn_fault_status(&self) {
-        // SAFETY: a WARN_ON(1).
-        unsafe { rkp_x86_warn_fault_status() };
+        services::warn_fault_status();
     }
     #[inline(always)]
     fn ip(&self, regs: TrapRegs) -> usize {
@@ -1258,11 +1110,5 @@ nokprobe! {
 /// Called by the instruction-slot cache in process context.
 #[no_mangle]
 pub unsafe extern "C" fn alloc_insn_page() -> *mut c_void {
-    // SAFETY: allocates from execmem's kprobes range.
-    let page = unsafe { rkp_x86_execmem_alloc_page() };
-    if !page.is_null() {
-        // SAFETY: the page was just allocated and is ours.
-        unsafe { rkp_x86_set_memory_rox(page) };
-    }
-    page
+    services::alloc_rox_page()
 }
