@@ -22,6 +22,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "../x86-insn/tests/common/c_build.rs"]
+mod c_build;
+use c_build::{extract, run};
+
 const DEFAULT_LINUX_SRC: &str = "/root/.cache/rkprobes/linux-source-6.12";
 
 /// Headers copied whole into `OUT_DIR/include/asm/`.
@@ -212,86 +216,4 @@ fn build(src: &Path, out: &Path) -> Result<(), String> {
     let _ = std::fs::remove_file(&lib);
     run(Command::new("ar").arg("crs").arg(&lib).arg(&obj))?;
     Ok(())
-}
-
-/// Returns the line number and text of `name` in `text`.
-///
-/// `name` is `#define X` for a macro (with its continuation lines), `x[` for an array
-/// definition or `x(` for a function definition (its leading type and storage lines
-/// included, up to the closing brace). As the x86-kprobes crate's build.rs does.
-fn extract(text: &str, name: &str) -> Option<(usize, String)> {
-    let lines: Vec<&str> = text.lines().collect();
-    if name.starts_with('#') {
-        let start = lines.iter().position(|l| l.starts_with(name))?;
-        let mut end = start;
-        while lines.get(end)?.ends_with('\\') {
-            end += 1;
-        }
-        return Some((start, lines[start..=end].join("\n")));
-    }
-    let is_def = |i: usize| -> bool {
-        let l = lines[i];
-        if l.starts_with([' ', '\t', '#', '/', '*']) {
-            return false;
-        }
-        let Some(at) = l.find(name) else { return false };
-        let before = l[..at].chars().next_back();
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-            return false;
-        }
-        // A definition reaches `{` before any `;`.
-        let rest: String = lines[i..].join("\n");
-        let rest = &rest[at..];
-        matches!((rest.find('{'), rest.find(';')), (Some(b), Some(s)) if b < s)
-    };
-    let found = (0..lines.len()).find(|&i| is_def(i))?;
-    let mut start = found;
-    while start > 0 {
-        let prev = lines[start - 1].trim_end();
-        if prev.is_empty()
-            || prev.starts_with([' ', '\t', '#', '/', '*', '}'])
-            || prev.ends_with([';', '}', '/'])
-        {
-            break;
-        }
-        start -= 1;
-    }
-    let body = lines[start..].join("\n");
-    let mut depth = 0usize;
-    let mut opened = false;
-    let mut end = None;
-    for (i, c) in body.char_indices() {
-        match c {
-            '{' => {
-                depth += 1;
-                opened = true;
-            }
-            '}' => {
-                depth = depth.checked_sub(1)?;
-                if opened && depth == 0 {
-                    end = Some(i + 1);
-                    break;
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut end = end?;
-    // An array definition ends with `};`.
-    if body[end..].starts_with(';') {
-        end += 1;
-    }
-    Some((start, body[..end].to_string()))
-}
-
-fn run(cmd: &mut Command) -> Result<Vec<u8>, String> {
-    let name = format!("{:?}", cmd.get_program());
-    let output = cmd.output().map_err(|e| format!("{name}: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "{name} failed: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
-    }
-    Ok(output.stdout)
 }

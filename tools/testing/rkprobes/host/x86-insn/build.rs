@@ -11,6 +11,12 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+// Only `run` is used here; `extract` serves the kprobes crates.
+#[allow(dead_code)]
+#[path = "tests/common/c_build.rs"]
+mod c_build;
+use c_build::run;
+
 const DEFAULT_LINUX_SRC: &str = "/root/.cache/rkprobes/linux-source-6.12";
 
 fn main() {
@@ -69,16 +75,4 @@ fn build_c_decoder(src: &Path, out: &Path) -> Result<(), String> {
     let _ = std::fs::remove_file(&lib);
     run(Command::new("ar").arg("crs").arg(&lib).arg(&obj))?;
     Ok(())
-}
-
-fn run(cmd: &mut Command) -> Result<Vec<u8>, String> {
-    let name = format!("{:?}", cmd.get_program());
-    let output = cmd.output().map_err(|e| format!("{name}: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "{name} failed: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
-    }
-    Ok(output.stdout)
 }
