@@ -43,6 +43,7 @@ pub(crate) unsafe fn set_current_kprobe(p: *mut bindings::kprobe) {
 /// # Safety
 ///
 /// Preemption is disabled (probe-hit context).
+#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
 #[inline(always)]
 pub(crate) unsafe fn clear_current_kprobe() {
     #[cfg(any(not(CONFIG_SMP), CONFIG_X86_64))]

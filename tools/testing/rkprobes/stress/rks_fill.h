@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What rks_main.c uses of rks_fill.S. */
+#ifndef RKS_FILL_H
+#define RKS_FILL_H
+
+#define RKS_FILL_FUNCS		128
+
+/* RKS_FILL_FUNCS small functions (two eight-byte NOPs and a return). */
+extern void (*const rks_fill_funcs[RKS_FILL_FUNCS])(void);
+
+#endif /* RKS_FILL_H */
