@@ -2,7 +2,7 @@
 
 //! What the build scripts of the host crates share: cutting a C definition out of a file of
 //! the pristine tree by name, and running a tool. Mounted with `#[path]` by each build.rs
-//! (x86-insn, x86-kprobes, arm64-kprobes); nothing here is upstream code.
+//! (x86-insn, x86-kprobes, arm64-kprobes, riscv-kprobes); nothing here is upstream code.
 
 use std::process::Command;
 
