@@ -18,7 +18,7 @@ import os
 import re
 import subprocess
 
-from . import common, conformance, kbuild, kselftest, nokprobe, qemu, setup, x86suite
+from . import cmd_stress, common, conformance, kbuild, kselftest, nokprobe, qemu, setup, x86suite
 from .common import Failure, banner, info
 
 # Suites of our own that the KUnit configuration builds, besides upstream's
@@ -317,10 +317,24 @@ def cmd_test(args):
             x86suite.run_all(res, arch, booted, args.timeout)
             nokprobe.run_all(res, arch, booted, args.timeout)
             kselftest.run_all(res, arch, booted, args.timeout)
+            stress_short(res, arch, booted, args.no_stress)
         if "x86_64" in arches:
             banner("x86 decoder: differential test against objdump")
             decoder_difftest(res)
     return _summary(res)
+
+
+def stress_short(res, arch, impls, leave_out):
+    """The short form of `rkprobes stress` (cmd_stress.run_short), a row per implementation."""
+    if leave_out:
+        res.add(f"stress {arch}", skipped=1, note="left out by --no-stress")
+        return
+    if arch != cmd_stress.ARCH:
+        res.add(f"stress {arch}", skipped=1, note=f"runs on {cmd_stress.ARCH} only for now")
+        return
+    banner(f"short SMP stress on {arch}: {', '.join(impls)}")
+    for name, passed, failed, note in cmd_stress.run_short(impls):
+        res.add(name, passed, failed, note=note)
 
 
 def _summary(res):
