@@ -19,14 +19,9 @@
 //! `csrc/rk_kernel.h` stand for the rest of the kernel. `cfg(rkprobes_c_arm64)` is set when
 //! that worked; without the tree the differential says why it cannot run.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-#[path = "../x86-insn/tests/common/c_build.rs"]
-mod c_build;
-use c_build::{extract, run};
-
-const DEFAULT_LINUX_SRC: &str = "/root/.cache/rkprobes/linux-source-6.12";
+use rkprobes_difftest_common::build::{compile_shim, copy_headers, cut_out, probes_dir, Extract};
+use rkprobes_difftest_common::c_build::archive;
+use std::path::Path;
 
 /// Headers copied whole into `OUT_DIR/include/asm/`.
 const HEADERS: &[&str] = &[
@@ -37,7 +32,7 @@ const HEADERS: &[&str] = &[
 ];
 
 /// What is cut out of which file, by name and in this order, and into which output file.
-const EXTRACT: &[(&str, &str, &[&str])] = &[
+const EXTRACT: Extract<'static> = &[
     (
         "rk_pre.c",
         "include/linux/wordpart.h",
@@ -115,105 +110,19 @@ const EXTRACT: &[(&str, &str, &[&str])] = &[
 ];
 
 fn main() {
-    println!("cargo::rustc-check-cfg=cfg(rkprobes_c_arm64)");
-    println!("cargo::rerun-if-env-changed=RKPROBES_LINUX_SRC");
-    println!("cargo::rerun-if-env-changed=CC");
-    println!("cargo::rerun-if-changed=csrc");
-    println!("cargo::rerun-if-changed=build.rs");
-
-    let src = std::env::var_os("RKPROBES_LINUX_SRC")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_LINUX_SRC));
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    match build(&src, &out) {
-        Ok(()) => {
-            println!("cargo::rustc-link-search=native={}", out.display());
-            println!("cargo::rustc-link-lib=static=rkprobes_arm64_c");
-            println!("cargo::rustc-cfg=rkprobes_c_arm64");
-        }
-        Err(why) => println!(
-            "cargo::warning=upstream arm64 kprobes C not built ({why}); the differential cannot run"
-        ),
-    }
-}
-
-fn read(path: &Path) -> Result<String, String> {
-    println!("cargo::rerun-if-changed={}", path.display());
-    std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: {e}; run `scripts/rkprobes setup`", path.display()))
+    rkprobes_difftest_common::build::main(
+        "rkprobes_c_arm64",
+        "rkprobes_arm64_c",
+        "upstream arm64 kprobes C",
+        &["csrc", "build.rs"],
+        build,
+    );
 }
 
 fn build(src: &Path, out: &Path) -> Result<(), String> {
-    let probes = src.join("arch/arm64/kernel/probes");
-    for f in [
-        "decode-insn.c",
-        "decode-insn.h",
-        "simulate-insn.c",
-        "simulate-insn.h",
-    ] {
-        read(&probes.join(f))?;
-    }
-    let inc = out.join("include/asm");
-    std::fs::create_dir_all(&inc).map_err(|e| e.to_string())?;
-    for h in HEADERS {
-        let text = read(&src.join(h))?;
-        let name = Path::new(h).file_name().unwrap_or_default();
-        std::fs::write(inc.join(name), text).map_err(|e| e.to_string())?;
-    }
-
-    let mut files: Vec<(&str, String)> = Vec::new();
-    for (dest, file, names) in EXTRACT {
-        let path = src.join(file);
-        let text = read(&path)?;
-        let idx = match files.iter().position(|(d, _)| d == dest) {
-            Some(i) => i,
-            None => {
-                files.push((
-                    dest,
-                    String::from("/* Cut out of the Linux tree by build.rs. */\n"),
-                ));
-                files.len() - 1
-            }
-        };
-        for name in *names {
-            let (line, piece) = extract(&text, name)
-                .ok_or_else(|| format!("{name} not found in {}", path.display()))?;
-            files[idx].1.push_str(&format!(
-                "#line {} \"{}\"\n{piece}\n",
-                line + 1,
-                path.display()
-            ));
-        }
-    }
-    for (dest, text) in &files {
-        std::fs::write(out.join(dest), text).map_err(|e| e.to_string())?;
-    }
-
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let obj = out.join("arm64_c_shim.o");
-    run(Command::new(&cc)
-        .args([
-            "-O1",
-            "-fPIC",
-            "-fwrapv",
-            "-fno-strict-aliasing",
-            "-w",
-            "-c",
-        ])
-        .args(["-include", "csrc/rk_kernel.h"])
-        .arg("-I")
-        .arg("csrc/include")
-        .arg("-I")
-        .arg(out.join("include"))
-        .arg("-I")
-        .arg(out)
-        .arg("-I")
-        .arg(&probes)
-        .arg("csrc/arm64_c_shim.c")
-        .arg("-o")
-        .arg(&obj))?;
-    let lib = out.join("librkprobes_arm64_c.a");
-    let _ = std::fs::remove_file(&lib);
-    run(Command::new("ar").arg("crs").arg(&lib).arg(&obj))?;
-    Ok(())
+    let probes = probes_dir(src, "arm64")?;
+    copy_headers(src, out, HEADERS)?;
+    cut_out(src, out, EXTRACT)?;
+    let obj = compile_shim(out, &probes, "csrc/arm64_c_shim.c", &[])?;
+    archive(out, "rkprobes_arm64_c", &[obj])
 }

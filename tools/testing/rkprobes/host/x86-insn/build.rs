@@ -9,13 +9,12 @@
 //! `cargo test` and `cargo clippy` keep working, and the C-dependent parts say why they skip.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-// Only `run` is used here; `extract` serves the kprobes crates.
+// `extract` is not used here: it serves the kprobes crates (through rkprobes-difftest-common).
 #[allow(dead_code)]
-#[path = "tests/common/c_build.rs"]
+#[path = "../difftest-common/src/c_build.rs"]
 mod c_build;
-use c_build::run;
+use c_build::{archive, compile_with_x86_decoder, inat_tables};
 
 const DEFAULT_LINUX_SRC: &str = "/root/.cache/rkprobes/linux-source-6.12";
 
@@ -53,26 +52,15 @@ fn build_c_decoder(src: &Path, out: &Path) -> Result<(), String> {
         println!("cargo::rerun-if-changed={}", f.display());
     }
 
-    let tables = run(Command::new("awk").arg("-f").arg(&awk_script).arg(&map))?;
-    std::fs::write(out.join("inat-tables.c"), tables).map_err(|e| e.to_string())?;
+    inat_tables(src, out)?;
 
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let obj = out.join("insn_c_shim.o");
-    run(Command::new(&cc)
-        .args(["-O2", "-fPIC", "-Wall", "-c"])
-        .arg("-I")
-        .arg(out)
-        .arg("-I")
-        .arg(src.join("tools/arch/x86/lib"))
-        .arg("-I")
-        .arg(src.join("tools/arch/x86/include"))
-        .arg("-I")
-        .arg(src.join("tools/include"))
-        .arg("csrc/insn_c_shim.c")
-        .arg("-o")
-        .arg(&obj))?;
-    let lib = out.join("librkprobes_insn_c.a");
-    let _ = std::fs::remove_file(&lib);
-    run(Command::new("ar").arg("crs").arg(&lib).arg(&obj))?;
-    Ok(())
+    compile_with_x86_decoder(
+        src,
+        out,
+        &["-O2", "-fPIC", "-Wall", "-c"],
+        "csrc/insn_c_shim.c",
+        &obj,
+    )?;
+    archive(out, "rkprobes_insn_c", &[obj])
 }

@@ -14,22 +14,20 @@
 //! crate builds it). `cfg(rkprobes_c_kprobes)` is set when that worked; without the tree the
 //! differential says why it cannot run.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use rkprobes_difftest_common::build::{cut_out, Extract};
+use rkprobes_difftest_common::c_build::{archive, compile_with_x86_decoder, inat_tables};
+use std::path::Path;
 
-#[path = "../x86-insn/tests/common/c_build.rs"]
-mod c_build;
-use c_build::{extract, run};
-
-const DEFAULT_LINUX_SRC: &str = "/root/.cache/rkprobes/linux-source-6.12";
-
-/// What is cut out of which file: functions, arrays and macros, by name, in this order.
-const EXTRACT: &[(&str, &[&str])] = &[
+/// What is cut out of which file: functions, arrays and macros, by name, in this order, into
+/// `rk_{its stem}.c`.
+const EXTRACT: Extract<'static> = &[
     (
+        "rk_ibt.c",
         "arch/x86/include/asm/ibt.h",
         &["gen_endbr(", "gen_endbr_poison(", "is_endbr("],
     ),
     (
+        "rk_text-patching.c",
         "arch/x86/include/asm/text-patching.h",
         &[
             "int3_emulate_jmp(",
@@ -41,6 +39,7 @@ const EXTRACT: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "rk_core.c",
         "arch/x86/kernel/kprobes/core.c",
         &[
             "#define W(",
@@ -72,6 +71,7 @@ const EXTRACT: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "rk_opt.c",
         "arch/x86/kernel/kprobes/opt.c",
         &[
             "__recover_optprobed_insn(",
@@ -93,74 +93,27 @@ const EXTRACT: &[(&str, &[&str])] = &[
 ];
 
 fn main() {
-    println!("cargo::rustc-check-cfg=cfg(rkprobes_c_kprobes)");
-    println!("cargo::rerun-if-env-changed=RKPROBES_LINUX_SRC");
-    println!("cargo::rerun-if-env-changed=CC");
-    println!("cargo::rerun-if-changed=csrc/kprobes_c_shim.c");
-    println!("cargo::rerun-if-changed=csrc/kprobes_env.h");
-    println!("cargo::rerun-if-changed=build.rs");
-
-    let src = std::env::var_os("RKPROBES_LINUX_SRC")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_LINUX_SRC));
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    match build(&src, &out) {
-        Ok(()) => {
-            println!("cargo::rustc-link-search=native={}", out.display());
-            println!("cargo::rustc-link-lib=static=rkprobes_kprobes_c");
-            println!("cargo::rustc-cfg=rkprobes_c_kprobes");
-        }
-        Err(why) => println!(
-            "cargo::warning=upstream x86 kprobes C not built ({why}); the differential cannot run"
-        ),
-    }
+    rkprobes_difftest_common::build::main(
+        "rkprobes_c_kprobes",
+        "rkprobes_kprobes_c",
+        "upstream x86 kprobes C",
+        &["csrc/kprobes_c_shim.c", "csrc/kprobes_env.h", "build.rs"],
+        build,
+    );
 }
 
 fn build(src: &Path, out: &Path) -> Result<(), String> {
-    for (file, names) in EXTRACT {
-        let path = src.join(file);
-        println!("cargo::rerun-if-changed={}", path.display());
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| format!("{}: {e}; run `scripts/rkprobes setup`", path.display()))?;
-        let mut extracted = String::from("/* Cut out of the Linux tree by build.rs. */\n");
-        for name in *names {
-            let (line, piece) = extract(&text, name)
-                .ok_or_else(|| format!("{name} not found in {}", path.display()))?;
-            extracted.push_str(&format!(
-                "#line {} \"{}\"\n{piece}\n",
-                line + 1,
-                path.display()
-            ));
-        }
-        let stem = Path::new(file)
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or_default();
-        std::fs::write(out.join(format!("rk_{stem}.c")), extracted).map_err(|e| e.to_string())?;
-    }
+    cut_out(src, out, EXTRACT)?;
 
-    let map = src.join("arch/x86/lib/x86-opcode-map.txt");
-    let awk_script = src.join("arch/x86/tools/gen-insn-attr-x86.awk");
-    let tables = run(Command::new("awk").arg("-f").arg(&awk_script).arg(&map))?;
-    std::fs::write(out.join("inat-tables.c"), tables).map_err(|e| e.to_string())?;
+    inat_tables(src, out)?;
 
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let obj = out.join("kprobes_c_shim.o");
-    run(Command::new(&cc)
-        .args(["-O1", "-fPIC", "-fno-strict-aliasing", "-w", "-c"])
-        .arg("-I")
-        .arg(out)
-        .arg("-I")
-        .arg(src.join("tools/arch/x86/lib"))
-        .arg("-I")
-        .arg(src.join("tools/arch/x86/include"))
-        .arg("-I")
-        .arg(src.join("tools/include"))
-        .arg("csrc/kprobes_c_shim.c")
-        .arg("-o")
-        .arg(&obj))?;
-    let lib = out.join("librkprobes_kprobes_c.a");
-    let _ = std::fs::remove_file(&lib);
-    run(Command::new("ar").arg("crs").arg(&lib).arg(&obj))?;
-    Ok(())
+    compile_with_x86_decoder(
+        src,
+        out,
+        &["-O1", "-fPIC", "-fno-strict-aliasing", "-w", "-c"],
+        "csrc/kprobes_c_shim.c",
+        &obj,
+    )?;
+    archive(out, "rkprobes_kprobes_c", &[obj])
 }

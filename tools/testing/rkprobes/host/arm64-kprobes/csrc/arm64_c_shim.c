@@ -28,28 +28,11 @@ struct kprobe {
 
 #include "rk_kprobes.c"
 
-static _Thread_local const unsigned char *rk_text_host;
-static _Thread_local unsigned long rk_text_base;
+#include "rk_text.h" /* difftest-common/csrc */
+
 static _Thread_local int rk_faulted;
 static _Thread_local u32 rk_slot[2];
 static _Thread_local int rk_slot_fail;
-
-void rk_set_text(const void *host, unsigned long base)
-{
-	rk_text_host = host;
-	rk_text_base = base;
-}
-
-unsigned long rk_kaddr(const void *host)
-{
-	return rk_text_base +
-	       ((unsigned long)host - (unsigned long)rk_text_host);
-}
-
-static kprobe_opcode_t *rk_host(unsigned long kaddr)
-{
-	return (kprobe_opcode_t *)(rk_text_host + (kaddr - rk_text_base));
-}
 
 u64 rk_mem_read(unsigned long addr, int size)
 {

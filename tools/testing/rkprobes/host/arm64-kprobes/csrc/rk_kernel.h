@@ -9,21 +9,7 @@
 #ifndef RK_KERNEL_H
 #define RK_KERNEL_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
-typedef uint8_t u8;
-typedef uint16_t u16;
-typedef uint32_t u32;
-typedef uint64_t u64;
-typedef int32_t s32;
-typedef int64_t s64;
-typedef uint8_t __u8;
-typedef uint32_t __u32;
-typedef uint64_t __u64;
-typedef int32_t __s32;
-typedef int64_t __s64;
+#include "rk_types.h" /* difftest-common/csrc */
 
 #define CONFIG_KPROBES 1
 #define __always_inline inline __attribute__((__always_inline__))

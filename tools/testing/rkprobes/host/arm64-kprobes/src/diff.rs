@@ -9,8 +9,14 @@ use crate::kprobes::{
     KernelText, Prepared, ProbeInsn, PtRegs, Simulator,
 };
 use crate::rng::Rng;
-use std::collections::BTreeMap;
+#[cfg(rkprobes_c_arm64)]
+use rkprobes_difftest_common::shim::c_verdict;
+use rkprobes_difftest_common::upstream::NOT_BUILT;
 use std::sync::Arc;
+
+use rkprobes_difftest_common::report;
+
+pub use rkprobes_difftest_common::report::Report;
 
 /// The reason given when a literal read faults: upstream's `READ_ONCE()` takes the fault (in
 /// the kernel, an oops in the breakpoint handler; in the host build, the read returns 0 and
@@ -47,49 +53,6 @@ impl Default for Options {
     }
 }
 
-/// What a run found.
-#[derive(Clone, Debug, Default)]
-pub struct Report {
-    /// The image compared.
-    pub name: String,
-    /// Probe sites compared.
-    pub sites: u64,
-    /// Sites where something differed, except for a listed divergence.
-    pub mismatches: u64,
-    /// Single comparisons made.
-    pub checks: u64,
-    /// How often each outcome was seen.
-    pub outcomes: BTreeMap<String, u64>,
-    /// Deliberate divergences seen, by reason.
-    pub divergences: BTreeMap<&'static str, u64>,
-    /// The first mismatches, described.
-    pub shown: Vec<String>,
-}
-
-impl Report {
-    /// Prints the outcomes, the divergences and the `N sites, M mismatches` line.
-    pub fn print(&self) {
-        println!("{}:", self.name);
-        for (k, v) in &self.outcomes {
-            println!("  {v:>9}  {k}");
-        }
-        for (k, v) in &self.divergences {
-            println!("  divergence ({v} times): {k}");
-        }
-        for s in &self.shown {
-            println!("  MISMATCH {s}");
-        }
-        println!(
-            "  {} sites, {} mismatches ({} comparisons)",
-            self.sites, self.mismatches, self.checks
-        );
-    }
-
-    fn count(&mut self, what: impl Into<String>) {
-        *self.outcomes.entry(what.into()).or_default() += 1;
-    }
-}
-
 /// The number upstream's shim gives a handler (`simulate-insn.h` order, from 1).
 pub fn handler_index(s: Simulator) -> i32 {
     match s {
@@ -113,11 +76,6 @@ fn verdict(p: ProbeInsn) -> ffi::Verdict {
     }
 }
 
-/// The C's verdict with the handler kept only where it means something (`INSN_GOOD_NO_SLOT`).
-fn c_verdict((r, h): ffi::Verdict) -> ffi::Verdict {
-    (r, if r == 1 { h } else { 0 })
-}
-
 /// A random frame for a probe at `addr`: usually `pc == addr` (as at a probe hit), sometimes
 /// not (upstream's adr and literal simulators advance the frame's PC, not `addr`).
 pub fn random_regs(rng: &mut Rng, addr: u64) -> PtRegs {
@@ -138,7 +96,7 @@ pub fn random_regs(rng: &mut Rng, addr: u64) -> PtRegs {
 /// Compares everything at every site of `img`.
 pub fn run(img: Arc<Image>, opts: &Options) -> Result<Report, String> {
     if !ffi::AVAILABLE {
-        return Err("upstream's C was not built (see the build warning)".into());
+        return Err(NOT_BUILT.into());
     }
     let mem = MemModel {
         seed: opts.seed,
@@ -148,10 +106,7 @@ pub fn run(img: Arc<Image>, opts: &Options) -> Result<Report, String> {
         image: img.clone(),
         mem,
     }));
-    let mut rep = Report {
-        name: img.name.clone(),
-        ..Report::default()
-    };
+    let mut rep = Report::new(img.name.clone());
     #[cfg(rkprobes_c_arm64)]
     {
         let mut rng = Rng::new(opts.seed);
@@ -265,7 +220,7 @@ fn compare_site(
             match (r, c_faulted) {
                 (Err(_), true) => {
                     if r_after == r_in {
-                        *rep.divergences.entry(FAULT_REASON).or_default() += 1;
+                        rep.diverged(FAULT_REASON);
                     } else {
                         diffs.push(format!(
                             "{sim:?} {w:#010x} at {a:#x}: faulted, frame changed"
@@ -287,36 +242,18 @@ fn compare_site(
         }
     }
 
-    if !diffs.is_empty() {
-        rep.mismatches += 1;
-        if rep.shown.len() < opts.show {
-            rep.shown
-                .push(format!("{a:#x} {w:#010x}: {}", diffs.join("; ")));
-        }
-    }
+    rep.finish_site(|| format!("{a:#x} {w:#010x}"), diffs, opts.show);
 }
 
 /// The fields where the Rust frame `r` and the C frame `c` differ, with their value before.
 pub fn frame_diff(before: &PtRegs, r: &PtRegs, c: &PtRegs) -> String {
-    let mut out = Vec::new();
-    for i in 0..31 {
-        if r.regs[i] != c.regs[i] {
-            out.push(format!(
-                "x{i} (was {:#x}): Rust {:#x}, C {:#x}",
-                before.regs[i], r.regs[i], c.regs[i]
-            ));
-        }
-    }
-    for (name, b, rv, cv) in [
+    let regs = (0..31).map(|i| (format!("x{i}"), before.regs[i], r.regs[i], c.regs[i]));
+    let others = [
         ("sp", before.sp, r.sp, c.sp),
         ("pc", before.pc, r.pc, c.pc),
         ("pstate", before.pstate, r.pstate, c.pstate),
-    ] {
-        if rv != cv {
-            out.push(format!("{name} (was {b:#x}): Rust {rv:#x}, C {cv:#x}"));
-        }
-    }
-    out.join(", ")
+    ];
+    report::frame_diff(regs.chain(others.map(|(n, b, rv, cv)| (n.to_string(), b, rv, cv))))
 }
 
 /// Whether upstream's C was built.

@@ -153,7 +153,7 @@ pub unsafe extern "C" fn rk_env_mem_read(addr: u64, size: i32, fault: *mut i32) 
 }
 
 /// The C's `enum probe_insn` and handler number (0 none, 1..=8 as in `simulate-insn.h`).
-pub type Verdict = (i32, i32);
+pub use rkprobes_difftest_common::shim::Verdict;
 
 #[cfg(rkprobes_c_arm64)]
 /// `aarch64_insn_is_steppable()`.
@@ -181,51 +181,19 @@ pub fn kprobe_decode(kaddr: u64) -> Verdict {
     (r, h)
 }
 
-/// What the C's `arch_prepare_kprobe()` did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CPrepared {
-    /// Its return value.
-    pub ret: i32,
-    /// `p->opcode`.
-    pub opcode: u32,
-    /// `p->ainsn.api.handler` as a number.
-    pub handler: i32,
-    /// Whether `p->ainsn.api.insn` was set.
-    pub has_slot: bool,
-    /// The slot's words.
-    pub slot: [u32; 2],
-    /// `p->ainsn.api.restore`, as a kernel address.
-    pub restore: u64,
-}
+/// What the C's `arch_prepare_kprobe()` did; the slot is its two words.
+pub type CPrepared = rkprobes_difftest_common::shim::CPrepared<[u32; 2]>;
 
 #[cfg(rkprobes_c_arm64)]
 /// `arch_prepare_kprobe()` at `kaddr`, a word of the installed image or an unaligned address
 /// inside one (refused before anything is read).
 pub fn prepare(kaddr: u64) -> CPrepared {
     assert_in_image(kaddr & !3);
-    let mut p = CPrepared {
-        ret: 0,
-        opcode: 0,
-        handler: 0,
-        has_slot: false,
-        slot: [0; 2],
-        restore: 0,
-    };
-    let mut has_slot = 0;
-    // SAFETY: `kaddr` is in the installed image (read only when aligned); the out-pointers are locals (`slot`
-    // has the two words the C writes).
-    p.ret = unsafe {
-        c::rk_prepare(
-            kaddr,
-            &mut p.opcode,
-            &mut p.handler,
-            &mut has_slot,
-            p.slot.as_mut_ptr(),
-            &mut p.restore,
-        )
-    };
-    p.has_slot = has_slot != 0;
-    p
+    CPrepared::from_c(|opcode, handler, has_slot, slot, restore| {
+        // SAFETY: `kaddr` is in the installed image (read only when aligned); the out-pointers
+        // are to live locals (`slot` has the two words the C writes).
+        unsafe { c::rk_prepare(kaddr, opcode, handler, has_slot, slot.as_mut_ptr(), restore) }
+    })
 }
 
 #[cfg(rkprobes_c_arm64)]

@@ -16,6 +16,7 @@ pub mod kprobes;
 pub mod diff;
 mod ffi;
 pub mod image;
-pub mod rng;
+/// The random generator of the differentials (shared with the riscv crate).
+pub use rkprobes_difftest_common::rng;
 
 pub use image::Image;

@@ -5,27 +5,19 @@
 //! words is the `arm64-kprobes-difftest` binary; see README.md).
 
 use rkprobes_arm64_kprobes::{diff, image, kprobes, Image};
+use rkprobes_difftest_common::upstream;
 use std::sync::Arc;
 
-/// Whether the Linux tree build.rs compiles upstream's C from is present.
-fn tree_present() -> bool {
-    let src = std::env::var_os("RKPROBES_LINUX_SRC")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| "/root/.cache/rkprobes/linux-source-6.12".into());
-    src.join("arch/arm64/kernel/probes/decode-insn.c").exists()
-}
+/// The file of the Linux tree build.rs compiles upstream's C from.
+const TREE_FILE: &str = "arch/arm64/kernel/probes/decode-insn.c";
 
+/// A report, or `None` (with a SKIP line) when there is no upstream to compare with.
 fn run(img: Image, opts: &diff::Options) -> Option<diff::Report> {
-    match diff::run(Arc::new(img), opts) {
-        Ok(rep) => Some(rep),
-        Err(why) => {
-            // Without the tree there is no upstream to compare with; with it, the C must
-            // have been built.
-            assert!(!tree_present(), "the Linux tree is present but: {why}");
-            println!("SKIP: arm64 kprobes differential: {why}");
-            None
-        }
-    }
+    upstream::or_skip(
+        diff::run(Arc::new(img), opts),
+        TREE_FILE,
+        "arm64 kprobes differential",
+    )
 }
 
 #[test]
@@ -61,12 +53,13 @@ fn random_words_match_upstream() {
 
 #[test]
 fn vmlinux_matches_upstream() {
-    let path = std::env::var("RKPROBES_ARM64_VMLINUX")
-        .unwrap_or_else(|_| "/root/.cache/rkprobes/build/arm64-rust-kunit/vmlinux".into());
-    if !std::path::Path::new(&path).exists() {
-        println!("SKIP: no arm64 vmlinux at {path} (set RKPROBES_ARM64_VMLINUX)");
+    let path = upstream::vmlinux(
+        "RKPROBES_ARM64_VMLINUX",
+        "/root/.cache/rkprobes/build/arm64-rust-kunit/vmlinux",
+    );
+    let Some(path) = upstream::existing_vmlinux(path, "arm64", "RKPROBES_ARM64_VMLINUX") else {
         return;
-    }
+    };
     let img = Image::from_elf(&path).expect("the vmlinux reads");
     assert!(
         img.functions.len() > 10_000,
@@ -102,7 +95,7 @@ fn skewed_frame_is_caught() {
 fn conditions_match_upstream() {
     if !rkprobes_arm64_kprobes::diff::c_available() {
         assert!(
-            !tree_present(),
+            !upstream::tree_has(TREE_FILE),
             "the Linux tree is present but the C was not built"
         );
         println!("SKIP: upstream's C was not built");

@@ -10,8 +10,14 @@ use crate::kprobes::{
     PtRegs, Simulator,
 };
 use crate::rng::Rng;
-use std::collections::BTreeMap;
+#[cfg(rkprobes_c_riscv)]
+use rkprobes_difftest_common::shim::c_verdict;
+use rkprobes_difftest_common::upstream::NOT_BUILT;
 use std::sync::Arc;
+
+use rkprobes_difftest_common::report;
+
+pub use rkprobes_difftest_common::report::Report;
 
 /// What to compare.
 #[derive(Clone, Copy, Debug)]
@@ -33,58 +39,6 @@ impl Default for Options {
             seed: 0x0072_6973_6376,
             show: 20,
             skew_addr: false,
-        }
-    }
-}
-
-/// What a run found.
-#[derive(Clone, Debug, Default)]
-pub struct Report {
-    /// What was compared.
-    pub name: String,
-    /// Probe sites (or words) compared.
-    pub sites: u64,
-    /// Sites where something differed, except for a listed divergence.
-    pub mismatches: u64,
-    /// Single comparisons made.
-    pub checks: u64,
-    /// How often each outcome was seen.
-    pub outcomes: BTreeMap<String, u64>,
-    /// Deliberate divergences seen, by reason.
-    pub divergences: BTreeMap<&'static str, u64>,
-    /// The first mismatches, described.
-    pub shown: Vec<String>,
-}
-
-impl Report {
-    /// Prints the outcomes, the divergences and the `N sites, M mismatches` line.
-    pub fn print(&self) {
-        println!("{}:", self.name);
-        for (k, v) in &self.outcomes {
-            println!("  {v:>9}  {k}");
-        }
-        for (k, v) in &self.divergences {
-            println!("  divergence ({v} times): {k}");
-        }
-        for s in &self.shown {
-            println!("  MISMATCH {s}");
-        }
-        println!(
-            "  {} sites, {} mismatches ({} comparisons)",
-            self.sites, self.mismatches, self.checks
-        );
-    }
-
-    fn count(&mut self, what: impl Into<String>) {
-        *self.outcomes.entry(what.into()).or_default() += 1;
-    }
-
-    fn finish_site(&mut self, what: impl FnOnce() -> String, diffs: Vec<String>, show: usize) {
-        if !diffs.is_empty() {
-            self.mismatches += 1;
-            if self.shown.len() < show {
-                self.shown.push(format!("{}: {}", what(), diffs.join("; ")));
-            }
         }
     }
 }
@@ -111,12 +65,6 @@ fn verdict(p: ProbeInsn) -> ffi::Verdict {
         ProbeInsn::Simulate(s) => (1, handler_index(s)),
         ProbeInsn::Step => (2, 0),
     }
-}
-
-/// The C's verdict with the handler kept only where it means something (`INSN_GOOD_NO_SLOT`).
-#[cfg(rkprobes_c_riscv)]
-fn c_verdict((r, h): ffi::Verdict) -> ffi::Verdict {
-    (r, if r == 1 { h } else { 0 })
 }
 
 /// The instruction as `p->opcode` holds it: 16 bits zero-extended, or 32.
@@ -157,13 +105,10 @@ pub fn random_regs(rng: &mut Rng, addr: u64) -> PtRegs {
 /// Compares everything at every instruction boundary of every function of `img`.
 pub fn run(img: Arc<Image>, opts: &Options) -> Result<Report, String> {
     if !ffi::AVAILABLE {
-        return Err("upstream's C was not built (see the build warning)".into());
+        return Err(NOT_BUILT.into());
     }
     ffi::install(img.clone());
-    let mut rep = Report {
-        name: img.name.clone(),
-        ..Report::default()
-    };
+    let mut rep = Report::new(img.name.clone());
     #[cfg(rkprobes_c_riscv)]
     {
         let mut rng = Rng::new(opts.seed);
@@ -323,12 +268,11 @@ fn compare_site(img: &Image, a: u64, opts: &Options, rng: &mut Rng, rep: &mut Re
 /// instruction, the Rust decides the instruction).
 pub fn run_words(n: u64, opts: &Options) -> Result<Report, String> {
     if !ffi::AVAILABLE {
-        return Err("upstream's C was not built (see the build warning)".into());
+        return Err(NOT_BUILT.into());
     }
-    let mut rep = Report {
-        name: format!("random words ({n} 32-bit words and all 65536 16-bit parcels)"),
-        ..Report::default()
-    };
+    let mut rep = Report::new(format!(
+        "random words ({n} 32-bit words and all 65536 16-bit parcels)"
+    ));
     #[cfg(rkprobes_c_riscv)]
     {
         let mut rng = Rng::new(opts.seed ^ 0x776f_7264);
@@ -372,30 +316,15 @@ pub fn run_words(n: u64, opts: &Options) -> Result<Report, String> {
 
 /// The fields where the Rust frame `r` and the C frame `c` differ, with their value before.
 pub fn frame_diff(before: &PtRegs, r: &PtRegs, c: &PtRegs) -> String {
-    let mut out = Vec::new();
-    for i in 0..31 {
-        if r.x[i] != c.x[i] {
-            out.push(format!(
-                "x{} (was {:#x}): Rust {:#x}, C {:#x}",
-                i + 1,
-                before.x[i],
-                r.x[i],
-                c.x[i]
-            ));
-        }
-    }
-    for (name, b, rv, cv) in [
+    let regs = (0..31).map(|i| (format!("x{}", i + 1), before.x[i], r.x[i], c.x[i]));
+    let others = [
         ("epc", before.epc, r.epc, c.epc),
         ("status", before.status, r.status, c.status),
         ("badaddr", before.badaddr, r.badaddr, c.badaddr),
         ("cause", before.cause, r.cause, c.cause),
         ("orig_a0", before.orig_a0, r.orig_a0, c.orig_a0),
-    ] {
-        if rv != cv {
-            out.push(format!("{name} (was {b:#x}): Rust {rv:#x}, C {cv:#x}"));
-        }
-    }
-    out.join(", ")
+    ];
+    report::frame_diff(regs.chain(others.map(|(n, b, rv, cv)| (n.to_string(), b, rv, cv))))
 }
 
 /// Whether upstream's C was built.

@@ -78,7 +78,7 @@ pub unsafe extern "C" fn rk_env_lookup(addr: u64, size: *mut u64, offset: *mut u
 }
 
 /// The C's `enum probe_insn` and handler number (0 none, 1..=9 as in `simulate-insn.h`).
-pub type Verdict = (i32, i32);
+pub use rkprobes_difftest_common::shim::Verdict;
 
 #[cfg(rkprobes_c_riscv)]
 /// `riscv_probe_decode_insn()` on `insn` (`CONFIG_RISCV_ISA_C` as `isa_c`).
@@ -115,50 +115,19 @@ pub fn check(kaddr: u64) -> bool {
     unsafe { c::rk_check(kaddr) != 0 }
 }
 
-/// What the C's `arch_prepare_kprobe()` did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CPrepared {
-    /// Its return value.
-    pub ret: i32,
-    /// `p->opcode`.
-    pub opcode: u32,
-    /// `p->ainsn.api.handler` as a number.
-    pub handler: i32,
-    /// Whether `p->ainsn.api.insn` was set.
-    pub has_slot: bool,
-    /// The slot's bytes ([`SLOT_FILL`] where not written).
-    pub slot: [u8; 16],
-    /// `p->ainsn.api.restore`, as a kernel address.
-    pub restore: u64,
-}
+/// What the C's `arch_prepare_kprobe()` did; the slot is its 16 bytes ([`SLOT_FILL`] where
+/// not written).
+pub type CPrepared = rkprobes_difftest_common::shim::CPrepared<[u8; 16]>;
 
 #[cfg(rkprobes_c_riscv)]
 /// `arch_prepare_kprobe()` at `kaddr`, in the installed image.
 pub fn prepare(kaddr: u64) -> CPrepared {
     assert_in_image(kaddr);
-    let mut p = CPrepared {
-        ret: 0,
-        opcode: 0,
-        handler: 0,
-        has_slot: false,
-        slot: [0; 16],
-        restore: 0,
-    };
-    let mut has_slot = 0;
-    // SAFETY: `kaddr` is in the installed image (padded for the reads at and after it); the
-    // out-pointers are locals (`slot` has the 16 bytes the C writes).
-    p.ret = unsafe {
-        c::rk_prepare(
-            kaddr,
-            &mut p.opcode,
-            &mut p.handler,
-            &mut has_slot,
-            p.slot.as_mut_ptr(),
-            &mut p.restore,
-        )
-    };
-    p.has_slot = has_slot != 0;
-    p
+    CPrepared::from_c(|opcode, handler, has_slot, slot, restore| {
+        // SAFETY: `kaddr` is in the installed image (padded for the reads at and after it); the
+        // out-pointers are to live locals (`slot` has the 16 bytes the C writes).
+        unsafe { c::rk_prepare(kaddr, opcode, handler, has_slot, slot.as_mut_ptr(), restore) }
+    })
 }
 
 #[cfg(rkprobes_c_riscv)]

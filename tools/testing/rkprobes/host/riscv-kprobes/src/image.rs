@@ -5,6 +5,7 @@
 use crate::kprobes::insn::insn_length;
 use crate::kprobes::KernelText;
 use crate::rng::Rng;
+use rkprobes_difftest_common::elf::{reach_next, symbol_containing, Elf};
 
 /// Bytes of zero padding after the text: upstream reads 32 bits at a probed parcel whatever
 /// its length, and the shim's reads must stay in the buffer.
@@ -55,9 +56,7 @@ impl Image {
 
     /// The kallsyms symbol containing `addr`, `(start, size)`.
     pub fn symbol_at(&self, addr: u64) -> Option<(u64, u64)> {
-        let i = self.symbols.partition_point(|&(s, _)| s <= addr);
-        let &(start, size) = self.symbols.get(i.checked_sub(1)?)?;
-        (addr - start < size).then_some((start, size))
+        symbol_containing(&self.symbols, addr)
     }
 
     /// The size of the kallsyms symbol containing `addr`.
@@ -98,7 +97,7 @@ impl Image {
     /// Reads the `.text` of a riscv vmlinux and its symbols.
     pub fn from_elf(path: &str) -> Result<Image, String> {
         let f = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
-        let elf = Elf::parse(&f)?;
+        let elf = Elf::parse(&f, Some((243, "a RISC-V")))?;
         let text = elf.section(".text").ok_or("no .text")?;
         let mut bytes = elf.data(text)?.to_vec();
         bytes.extend_from_slice(&[0; PADDING]);
@@ -109,38 +108,10 @@ impl Image {
             ..Image::default()
         };
         let end = img.end();
-        let mut starts = Vec::new();
-        let mut mapping = Vec::new();
-        for s in elf.symbols()? {
-            if s.shndx != text.index || s.value < img.base || s.value >= end {
-                continue;
-            }
-            let name = s.name;
-            if name.starts_with('$') {
-                mapping.push((s.value, name.starts_with("$d")));
-                continue;
-            }
-            if name.is_empty() || name.starts_with(".L") {
-                continue;
-            }
-            match s.kind {
-                0 | 2 => starts.push(s.value),
-                _ => continue,
-            }
-            if s.kind == 2 && s.size > 0 {
-                img.functions.push((s.value, s.size));
-            }
-        }
-        starts.sort_unstable();
-        starts.dedup();
-        img.symbols = starts
-            .iter()
-            .enumerate()
-            .map(|(i, &s)| (s, starts.get(i + 1).copied().unwrap_or(end) - s))
-            .collect();
-        img.functions.sort_unstable();
-        img.functions.dedup();
-        mapping.sort_unstable();
+        let syms = elf.text_symbols(text, end)?;
+        img.symbols = syms.symbols;
+        img.functions = syms.functions;
+        let mapping = syms.mapping;
         for (i, &(at, data)) in mapping.iter().enumerate() {
             if data {
                 let next = mapping[i + 1..].iter().find(|m| !m.1).map_or(end, |m| m.0);
@@ -243,129 +214,6 @@ pub fn random_image(n: usize, seed: u64) -> Image {
     }
     syms.sort_unstable();
     syms.dedup();
-    img.symbols = syms
-        .iter()
-        .enumerate()
-        .map(|(i, &s)| (s, syms.get(i + 1).copied().unwrap_or(end) - s))
-        .collect();
+    img.symbols = reach_next(&syms, end);
     img
-}
-
-/// A section header.
-#[derive(Clone, Copy, Debug)]
-struct Section {
-    index: u16,
-    name: u32,
-    kind: u32,
-    addr: u64,
-    off: u64,
-    size: u64,
-    link: u32,
-}
-
-/// A symbol of `.symtab`.
-struct Symbol<'a> {
-    name: &'a str,
-    kind: u8,
-    shndx: u16,
-    value: u64,
-    size: u64,
-}
-
-/// Just enough of a little-endian ELF64 reader.
-struct Elf<'a> {
-    f: &'a [u8],
-    sections: Vec<Section>,
-    shstr: Section,
-}
-
-fn u16_at(f: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(f.get(at..at + 2)?.try_into().ok()?))
-}
-fn u32_at(f: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(f.get(at..at + 4)?.try_into().ok()?))
-}
-fn u64_at(f: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(f.get(at..at + 8)?.try_into().ok()?))
-}
-
-impl<'a> Elf<'a> {
-    fn parse(f: &'a [u8]) -> Result<Self, String> {
-        if f.get(..4) != Some(b"\x7fELF") || f.get(4) != Some(&2) || f.get(5) != Some(&1) {
-            return Err("not a little-endian ELF64 file".into());
-        }
-        if u16_at(f, 0x12) != Some(243) {
-            return Err("not a RISC-V ELF file".into());
-        }
-        let bad = || "truncated ELF header".to_string();
-        let shoff = u64_at(f, 0x28).ok_or_else(bad)? as usize;
-        let shentsize = u16_at(f, 0x3a).ok_or_else(bad)? as usize;
-        let shnum = u16_at(f, 0x3c).ok_or_else(bad)?;
-        let shstrndx = u16_at(f, 0x3e).ok_or_else(bad)?;
-        let mut sections = Vec::new();
-        for i in 0..shnum {
-            let at = shoff + i as usize * shentsize;
-            let sh = || -> Option<Section> {
-                Some(Section {
-                    index: i,
-                    name: u32_at(f, at)?,
-                    kind: u32_at(f, at + 4)?,
-                    addr: u64_at(f, at + 0x10)?,
-                    off: u64_at(f, at + 0x18)?,
-                    size: u64_at(f, at + 0x20)?,
-                    link: u32_at(f, at + 0x28)?,
-                })
-            };
-            sections.push(sh().ok_or("truncated section header")?);
-        }
-        let shstr = *sections.get(shstrndx as usize).ok_or("no section names")?;
-        Ok(Elf { f, sections, shstr })
-    }
-
-    fn str_at(&self, table: Section, off: u32) -> &'a str {
-        let start = (table.off + u64::from(off)) as usize;
-        let rest = self.f.get(start..).unwrap_or_default();
-        let len = rest.iter().position(|&b| b == 0).unwrap_or(0);
-        std::str::from_utf8(&rest[..len]).unwrap_or("")
-    }
-
-    fn section(&self, name: &str) -> Option<Section> {
-        self.sections
-            .iter()
-            .copied()
-            .find(|s| self.str_at(self.shstr, s.name) == name)
-    }
-
-    fn data(&self, s: Section) -> Result<&'a [u8], String> {
-        if s.kind == 8 {
-            return Err("section has no file data (NOBITS)".into());
-        }
-        self.f
-            .get(s.off as usize..(s.off + s.size) as usize)
-            .ok_or_else(|| "section beyond the end of the file".into())
-    }
-
-    fn symbols(&self) -> Result<Vec<Symbol<'a>>, String> {
-        let symtab = self
-            .sections
-            .iter()
-            .copied()
-            .find(|s| s.kind == 2)
-            .ok_or("no .symtab (stripped vmlinux?)")?;
-        let names = *self
-            .sections
-            .get(symtab.link as usize)
-            .ok_or("no symbol names")?;
-        let mut out = Vec::new();
-        for s in self.data(symtab)?.chunks_exact(24) {
-            out.push(Symbol {
-                name: self.str_at(names, u32::from_le_bytes([s[0], s[1], s[2], s[3]])),
-                kind: s[4] & 0xf,
-                shndx: u16::from_le_bytes([s[6], s[7]]),
-                value: u64::from_le_bytes(s[8..16].try_into().unwrap_or_default()),
-                size: u64::from_le_bytes(s[16..24].try_into().unwrap_or_default()),
-            });
-        }
-        Ok(out)
-    }
 }

@@ -18,8 +18,7 @@ pub mod kprobes;
 pub mod diff;
 mod ffi;
 pub mod image;
-/// The random generator the arm64 crate uses (one copy).
-#[path = "../../arm64-kprobes/src/rng.rs"]
-pub mod rng;
+/// The random generator of the differentials (shared with the arm64 crate).
+pub use rkprobes_difftest_common::rng;
 
 pub use image::Image;

@@ -5,28 +5,18 @@
 //! whole-vmlinux run with more random instructions is the `riscv-kprobes-difftest` binary;
 //! see README.md).
 
+use rkprobes_difftest_common::upstream;
 use rkprobes_riscv_kprobes::{diff, image, Image};
 use std::sync::Arc;
-
-/// Whether the Linux tree build.rs compiles upstream's C from is present.
-fn tree_present() -> bool {
-    let src = std::env::var_os("RKPROBES_LINUX_SRC")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| "/root/.cache/rkprobes/linux-source-6.12".into());
-    src.join("arch/riscv/kernel/probes/decode-insn.c").exists()
-}
 
 /// A report, or `None` (with a SKIP line) when there is no upstream to compare with; with the
 /// tree, the C must have been built.
 fn check(rep: Result<diff::Report, String>) -> Option<diff::Report> {
-    match rep {
-        Ok(rep) => Some(rep),
-        Err(why) => {
-            assert!(!tree_present(), "the Linux tree is present but: {why}");
-            println!("SKIP: riscv kprobes differential: {why}");
-            None
-        }
-    }
+    upstream::or_skip(
+        rep,
+        "arch/riscv/kernel/probes/decode-insn.c",
+        "riscv kprobes differential",
+    )
 }
 
 #[test]
@@ -83,12 +73,13 @@ fn words_match_upstream() {
 
 #[test]
 fn vmlinux_matches_upstream() {
-    let path = std::env::var("RKPROBES_RISCV_VMLINUX")
-        .unwrap_or_else(|_| "/root/.cache/rkprobes/build/riscv-rust-kunit/vmlinux".into());
-    if !std::path::Path::new(&path).exists() {
-        println!("SKIP: no riscv vmlinux at {path} (set RKPROBES_RISCV_VMLINUX)");
+    let path = upstream::vmlinux(
+        "RKPROBES_RISCV_VMLINUX",
+        "/root/.cache/rkprobes/build/riscv-rust-kunit/vmlinux",
+    );
+    let Some(path) = upstream::existing_vmlinux(path, "riscv", "RKPROBES_RISCV_VMLINUX") else {
         return;
-    }
+    };
     let img = Image::from_elf(&path).expect("the vmlinux reads");
     assert!(
         img.functions.len() > 10_000,

@@ -3,6 +3,7 @@
 //! The kernel model both sides of the differential read: text, symbols and the tables
 //! upstream consults.
 
+use rkprobes_difftest_common::elf::{symbol_containing, Elf, SHT_NOBITS};
 use rkprobes_x86_insn::kprobes::{
     recover_optprobed_insn, recover_probed_insn, KernelText, SymbolSpan, DISP32_SIZE, MAX_INSN_SIZE,
 };
@@ -98,9 +99,7 @@ impl Image {
 
     /// Returns the symbol containing `addr`.
     pub fn symbol(&self, addr: u64) -> Option<(u64, u64)> {
-        let i = self.symbols.partition_point(|&(s, _)| s <= addr);
-        let &(start, size) = self.symbols.get(i.checked_sub(1)?)?;
-        (addr < start + size).then_some((start, size))
+        symbol_containing(&self.symbols, addr)
     }
 
     /// Finds kCFI check sequences in the text: `movl $id, %r10d; addl -4(%reg), %r10d;
@@ -189,94 +188,25 @@ impl KernelText for Image {
     }
 }
 
-fn get<const N: usize>(f: &[u8], at: usize) -> Result<[u8; N], String> {
-    f.get(at..at + N)
-        .and_then(|s| s.try_into().ok())
-        .ok_or_else(|| format!("ELF truncated at {at:#x}"))
-}
-
-fn u16_at(f: &[u8], at: usize) -> Result<usize, String> {
-    Ok(u16::from_le_bytes(get(f, at)?).into())
-}
-
-fn u32_at(f: &[u8], at: usize) -> Result<u32, String> {
-    Ok(u32::from_le_bytes(get(f, at)?))
-}
-
-fn u64_at(f: &[u8], at: usize) -> Result<u64, String> {
-    Ok(u64::from_le_bytes(get(f, at)?))
-}
-
-struct Shdr {
-    name: String,
-    kind: u32,
-    addr: u64,
-    off: usize,
-    size: usize,
-    link: usize,
-}
-
 impl Image {
     /// Reads an x86-64 vmlinux: `.text`, its symbols, `__ex_table`, the ftrace sites, the
     /// entry text bounds, and the kCFI traps found in the text.
     pub fn from_vmlinux(f: &[u8]) -> Result<Image, String> {
-        if f.get(..6) != Some(b"\x7fELF\x02\x01") {
-            return Err("not a little-endian ELF64 file".into());
-        }
-        let shoff = u64_at(f, 0x28)? as usize;
-        let (shentsize, shnum, shstrndx) = (u16_at(f, 0x3a)?, u16_at(f, 0x3c)?, u16_at(f, 0x3e)?);
-        let mut raw = Vec::new();
-        for i in 0..shnum {
-            let at = shoff + i * shentsize;
-            raw.push((
-                u32_at(f, at)? as usize,
-                Shdr {
-                    name: String::new(),
-                    kind: u32_at(f, at + 4)?,
-                    addr: u64_at(f, at + 0x10)?,
-                    off: u64_at(f, at + 0x18)? as usize,
-                    size: u64_at(f, at + 0x20)? as usize,
-                    link: u32_at(f, at + 0x28)? as usize,
-                },
-            ));
-        }
-        let strtab = raw.get(shstrndx).ok_or("no section names")?.1.off;
-        let cstr = |at: usize| -> String {
-            let s = f.get(at..).unwrap_or_default();
-            let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
-            String::from_utf8_lossy(&s[..end]).into_owned()
-        };
-        let shdrs: Vec<Shdr> = raw
-            .into_iter()
-            .map(|(n, mut s)| {
-                s.name = cstr(strtab + n);
-                s
-            })
-            .collect();
-        let data = |s: &Shdr| f.get(s.off..s.off + s.size).ok_or("section out of file");
-        let text = shdrs.iter().find(|s| s.name == ".text").ok_or("no .text")?;
+        let elf = Elf::parse(f, None)?;
+        let text = elf.section(".text").ok_or("no .text")?;
         let mut img = Image {
             base: text.addr,
-            text: data(text)?.to_vec(),
+            text: elf.data(text)?.to_vec(),
             ..Image::default()
         };
         let end = img.base + img.text.len() as u64;
 
-        let symtab = shdrs
-            .iter()
-            .find(|s| s.kind == 2)
-            .ok_or("no .symtab (stripped vmlinux?)")?;
-        let names = shdrs.get(symtab.link).ok_or("no symbol names")?.off;
         // (start, ELF size) of each text symbol.
         let mut starts: Vec<(u64, u64)> = Vec::new();
         let (mut mcount_start, mut mcount_stop) = (0, 0);
-        for sym in data(symtab)?.chunks_exact(24) {
-            let kind = sym[4] & 0xf;
-            let value = u64::from_le_bytes(sym[8..16].try_into().unwrap_or_default());
-            let size = u64::from_le_bytes(sym[16..24].try_into().unwrap_or_default());
-            let name =
-                cstr(names + u32::from_le_bytes(sym[..4].try_into().unwrap_or_default()) as usize);
-            match name.as_str() {
+        for sym in elf.symbols()? {
+            let (name, value) = (sym.name, sym.value);
+            match name {
                 "__entry_text_start" => img.entry_text.0 = value,
                 "__entry_text_end" => img.entry_text.1 = value,
                 "__start_mcount_loc" => mcount_start = value,
@@ -284,12 +214,12 @@ impl Image {
                 _ => {}
             }
             // kallsyms keeps function and untyped text symbols, not local labels.
-            if (kind == 0 || kind == 2)
+            if (sym.kind == 0 || sym.kind == 2)
                 && !name.is_empty()
                 && !name.starts_with(".L")
                 && (img.base..end).contains(&value)
             {
-                starts.push((value, if kind == 2 { size } else { 0 }));
+                starts.push((value, if sym.kind == 2 { sym.size } else { 0 }));
             }
         }
         starts.sort_unstable();
@@ -318,30 +248,22 @@ impl Image {
             img.symbols.push((s, size));
         }
 
-        if let Some(ex) = shdrs.iter().find(|s| s.name == "__ex_table") {
+        if let Some(ex) = elf.section("__ex_table") {
             // struct exception_table_entry { int insn, fixup, data; }, each relative to
             // itself.
-            for (i, e) in data(ex)?.chunks_exact(12).enumerate() {
-                let rel = i32::from_le_bytes(e[..4].try_into().unwrap_or_default());
-                let at = ex.addr + 12 * i as u64;
-                img.extable.insert(at.wrapping_add_signed(rel.into()));
-            }
+            img.extable = elf.relative_table(ex, 12)?.into_iter().collect();
         }
-        if let Some(locks) = shdrs.iter().find(|s| s.name == ".smp_locks") {
-            for (i, e) in data(locks)?.chunks_exact(4).enumerate() {
-                let rel = i32::from_le_bytes(e.try_into().unwrap_or_default());
-                let at = locks.addr + 4 * i as u64;
-                img.smp_locks.push(at.wrapping_add_signed(rel.into()));
-            }
+        if let Some(locks) = elf.section(".smp_locks") {
+            img.smp_locks = elf.relative_table(locks, 4)?;
             img.smp_locks.sort_unstable();
         }
         // The ftrace sites: __start_mcount_loc to __stop_mcount_loc, in whichever section
         // holds them.
-        let holder = shdrs.iter().find(|s| {
-            s.kind != 8 && s.addr <= mcount_start && mcount_stop <= s.addr + s.size as u64
+        let holder = elf.sections().iter().find(|s| {
+            s.kind != SHT_NOBITS && s.addr <= mcount_start && mcount_stop <= s.addr + s.size
         });
         if let (Some(sec), true) = (holder, mcount_start < mcount_stop) {
-            let from = sec.off + (mcount_start - sec.addr) as usize;
+            let from = (sec.off + (mcount_start - sec.addr)) as usize;
             let to = from + (mcount_stop - mcount_start) as usize;
             img.ftrace = f
                 .get(from..to)

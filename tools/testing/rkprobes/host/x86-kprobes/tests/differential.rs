@@ -3,27 +3,17 @@
 //! The differential against upstream's C on the built-in corpus (the whole-vmlinux run is
 //! the `kprobes-difftest` binary; see README.md).
 
+use rkprobes_difftest_common::upstream;
 use rkprobes_x86_kprobes::{corpus, diff};
 
-/// Whether the Linux tree build.rs compiles upstream's C from is present.
-fn tree_present() -> bool {
-    let src = std::env::var_os("RKPROBES_LINUX_SRC")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| "/root/.cache/rkprobes/linux-source-6.12".into());
-    src.join("arch/x86/kernel/kprobes/core.c").exists()
-}
-
+/// A report, or `None` (with a SKIP line) when there is no upstream to compare with; with the
+/// tree, the C must have been built.
 fn run(img: &rkprobes_x86_kprobes::Image, opts: &diff::Options) -> Option<diff::Report> {
-    match diff::run(img, opts) {
-        Ok(rep) => Some(rep),
-        Err(why) => {
-            // Without the tree there is no upstream to compare with; with it, the C must
-            // have been built.
-            assert!(!tree_present(), "the Linux tree is present but: {why}");
-            println!("SKIP: x86 kprobes differential: {why}");
-            None
-        }
-    }
+    upstream::or_skip(
+        diff::run(img, opts),
+        "arch/x86/kernel/kprobes/core.c",
+        "x86 kprobes differential",
+    )
 }
 
 #[test]

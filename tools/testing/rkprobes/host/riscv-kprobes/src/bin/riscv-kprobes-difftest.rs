@@ -8,6 +8,9 @@
 //! riscv-kprobes-difftest [--random N] [--words N] [--states N] [--seed S] [--show N] [--skew] [VMLINUX]
 //! ```
 
+use rkprobes_difftest_common::cli::{or_exit, unknown_option, Args};
+use rkprobes_difftest_common::report::Totals;
+use rkprobes_difftest_common::upstream;
 use rkprobes_riscv_kprobes::{diff, image, Image};
 use std::sync::Arc;
 
@@ -17,81 +20,45 @@ fn main() {
     let mut opts = diff::Options::default();
     let mut random = 4_000_000usize;
     let mut words = 4_000_000u64;
-    let mut vmlinux = std::env::var("RKPROBES_RISCV_VMLINUX").unwrap_or(DEFAULT_VMLINUX.into());
-    let mut args = std::env::args().skip(1);
+    let mut vmlinux = upstream::vmlinux("RKPROBES_RISCV_VMLINUX", DEFAULT_VMLINUX);
+    let mut args = Args::from_env();
     while let Some(a) = args.next() {
-        let mut num = |what: &str| -> u64 {
-            let v = args.next().unwrap_or_default();
-            let v = v
-                .strip_prefix("0x")
-                .map_or_else(|| v.parse(), |h| u64::from_str_radix(h, 16));
-            v.unwrap_or_else(|_| {
-                eprintln!("{what} takes a number");
-                std::process::exit(2)
-            })
-        };
         match a.as_str() {
-            "--random" => random = num("--random") as usize,
-            "--words" => words = num("--words"),
-            "--states" => opts.states = num("--states") as usize,
-            "--seed" => opts.seed = num("--seed"),
-            "--show" => opts.show = num("--show") as usize,
+            "--random" => random = args.number("--random") as usize,
+            "--words" => words = args.number("--words"),
+            "--states" => opts.states = args.number("--states") as usize,
+            "--seed" => opts.seed = args.number("--seed"),
+            "--show" => opts.show = args.number("--show") as usize,
             "--skew" => opts.skew_addr = true,
             "-h" | "--help" => {
                 println!("usage: riscv-kprobes-difftest [--random N] [--words N] [--states N] [--seed S] [--show N] [--skew] [VMLINUX]");
                 return;
             }
-            _ if a.starts_with('-') => {
-                eprintln!("unknown option {a}");
-                std::process::exit(2)
-            }
+            _ if a.starts_with('-') => unknown_option(&a),
             _ => vmlinux = a,
         }
     }
 
     let mut images = Vec::new();
     if !vmlinux.is_empty() {
-        if std::path::Path::new(&vmlinux).exists() {
-            match Image::from_elf(&vmlinux) {
-                Ok(img) => images.push(img),
-                Err(e) => {
-                    eprintln!("{e}");
-                    std::process::exit(2)
-                }
-            }
-        } else {
-            println!("SKIP: no riscv vmlinux at {vmlinux} (set RKPROBES_RISCV_VMLINUX)");
+        if let Some(path) = upstream::existing_vmlinux(vmlinux, "riscv", "RKPROBES_RISCV_VMLINUX") {
+            images.push(or_exit(Image::from_elf(&path), ""));
         }
     }
     if random > 0 {
         images.push(image::random_image(random, opts.seed));
     }
-    let fail = |e: String| -> ! {
-        eprintln!("cannot compare: {e}");
-        std::process::exit(2)
-    };
     let mut reports = Vec::new();
     for img in images {
-        reports.push(diff::run(Arc::new(img), &opts).unwrap_or_else(|e| fail(e)));
+        reports.push(or_exit(diff::run(Arc::new(img), &opts), "cannot compare: "));
     }
     if words > 0 {
-        reports.push(diff::run_words(words, &opts).unwrap_or_else(|e| fail(e)));
+        reports.push(or_exit(diff::run_words(words, &opts), "cannot compare: "));
     }
-    let (mut sites, mut mismatches) = (0, 0);
-    let mut divergences = std::collections::BTreeMap::new();
+    let mut totals = Totals::default();
     for rep in reports {
         rep.print();
-        sites += rep.sites;
-        mismatches += rep.mismatches;
-        for (k, v) in rep.divergences {
-            *divergences.entry(k).or_insert(0u64) += v;
-        }
+        totals.add(&rep);
     }
-    for (k, v) in &divergences {
-        println!("deliberate divergence ({v} times): {k}");
-    }
-    println!("{sites} sites, {mismatches} mismatches");
-    if mismatches != 0 {
-        std::process::exit(1);
-    }
+    totals.finish("times");
 }

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! What the build scripts of the host crates share: cutting a C definition out of a file of
-//! the pristine tree by name, and running a tool. Mounted with `#[path]` by each build.rs
-//! (x86-insn, x86-kprobes, arm64-kprobes, riscv-kprobes); nothing here is upstream code.
+//! the pristine tree by name, running a tool, making the x86 attribute tables, compiling
+//! against the tree's x86 decoder and archiving objects. Used by the kprobes crates' build scripts
+//! through this crate and mounted with `#[path]` by x86-insn's build.rs; nothing here is upstream
+//! code.
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Returns the line number and text of `name` in `text`.
@@ -87,4 +90,52 @@ pub fn run(cmd: &mut Command) -> Result<Vec<u8>, String> {
         ));
     }
     Ok(output.stdout)
+}
+
+/// The C compiler: `$CC`, else `cc`.
+pub fn cc() -> String {
+    std::env::var("CC").unwrap_or_else(|_| "cc".into())
+}
+
+/// Writes `out/inat-tables.c`, made from the tree's `arch/x86/lib/x86-opcode-map.txt` by its
+/// own `arch/x86/tools/gen-insn-attr-x86.awk`.
+pub fn inat_tables(src: &Path, out: &Path) -> Result<(), String> {
+    let map = src.join("arch/x86/lib/x86-opcode-map.txt");
+    let awk_script = src.join("arch/x86/tools/gen-insn-attr-x86.awk");
+    let tables = run(Command::new("awk").arg("-f").arg(&awk_script).arg(&map))?;
+    std::fs::write(out.join("inat-tables.c"), tables).map_err(|e| e.to_string())
+}
+
+/// Compiles `file` with `flags` into `obj` against the tree's `tools/` copy of the x86
+/// instruction decoder, with `out` (for `inat-tables.c` and what was cut out) first on the
+/// include path.
+pub fn compile_with_x86_decoder(
+    src: &Path,
+    out: &Path,
+    flags: &[&str],
+    file: &str,
+    obj: &Path,
+) -> Result<(), String> {
+    run(Command::new(cc())
+        .args(flags)
+        .arg("-I")
+        .arg(out)
+        .arg("-I")
+        .arg(src.join("tools/arch/x86/lib"))
+        .arg("-I")
+        .arg(src.join("tools/arch/x86/include"))
+        .arg("-I")
+        .arg(src.join("tools/include"))
+        .arg(file)
+        .arg("-o")
+        .arg(obj))?;
+    Ok(())
+}
+
+/// Archives `objs` into the static library `out/lib{lib}.a`, made anew.
+pub fn archive(out: &Path, lib: &str, objs: &[PathBuf]) -> Result<(), String> {
+    let lib = out.join(format!("lib{lib}.a"));
+    let _ = std::fs::remove_file(&lib);
+    run(Command::new("ar").arg("crs").arg(&lib).args(objs))?;
+    Ok(())
 }
