@@ -251,6 +251,9 @@ static u64 rks_op_ns[RKS_NR_OPS];	/* time spent in each kind of operation */
 static atomic_t rks_violation_seen = ATOMIC_INIT(0);
 static int rks_violation_probe, rks_violation_cpu, rks_violation_state;
 static const char *rks_violation_what;
+/* What the first violation saw: the probe's flags and who called the handler. */
+static unsigned int rks_violation_flags;
+static void *rks_violation_caller;
 static atomic_long_t rks_null_kretprobe = ATOMIC_LONG_INIT(0);
 
 static u8 rks_saved_text[RKS_NR_FUNCS][RKS_TEXT_BYTES];
@@ -269,10 +272,13 @@ static struct dentry *rks_dir;
 
 /* ---- handlers ---- */
 
-static void rks_violation(struct rks_probe *p, const char *what)
+static void rks_violation(struct rks_probe *p, const char *what,
+			  unsigned int flags, void *caller)
 {
 	atomic_long_inc(&p->violations);
 	if (!atomic_xchg(&rks_violation_seen, 1)) {
+		rks_violation_flags = flags;
+		rks_violation_caller = caller;
 		rks_violation_probe = p - rks_probes;
 		rks_violation_cpu = raw_smp_processor_id();
 		rks_violation_what = what;
@@ -294,7 +300,7 @@ static int rks_pre(struct kprobe *kp, struct pt_regs *regs)
 
 	atomic_long_inc(&p->hits);
 	if (!rks_allowed(&p->may_run))
-		rks_violation(p, "pre");
+		rks_violation(p, "pre", READ_ONCE(kp->flags), __builtin_return_address(0));
 	return 0;
 }
 
@@ -305,7 +311,7 @@ static void rks_post(struct kprobe *kp, struct pt_regs *regs,
 
 	atomic_long_inc(&p->posts);
 	if (!rks_allowed(&p->may_run))
-		rks_violation(p, "post");
+		rks_violation(p, "post", READ_ONCE(kp->flags), __builtin_return_address(0));
 }
 
 static int rks_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
@@ -320,7 +326,7 @@ static int rks_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	p = container_of(rp, struct rks_probe, rp);
 	atomic_long_inc(&p->entries);
 	if (!rks_allowed(&p->may_run))
-		rks_violation(p, "entry");
+		rks_violation(p, "entry", READ_ONCE(rp->kp.flags), __builtin_return_address(0));
 	return 0;
 }
 
@@ -336,7 +342,7 @@ static int rks_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	p = container_of(rp, struct rks_probe, rp);
 	atomic_long_inc(&p->returns);
 	if (!rks_allowed(&p->registered))
-		rks_violation(p, "return");
+		rks_violation(p, "return", READ_ONCE(rp->kp.flags), __builtin_return_address(0));
 	return 0;
 }
 
@@ -972,12 +978,13 @@ static int rks_cmd_finish(void)
 	pr_info("RKS violations %lu\n", violations);
 	if (violations)
 		rks_check("violations", false,
-			  "first: %s handler of %s (%ps) on CPU %d while its probe was not %s (registered %d, may run %d)",
+			  "first: %s handler of %s (%ps) on CPU %d while its probe was not %s (registered %d, may run %d; flags %#x, called from %pS)",
 			  rks_violation_what, rks_probes[rks_violation_probe].name,
 			  rks_func_addr(rks_probes[rks_violation_probe].func),
 			  rks_violation_cpu,
 			  strcmp(rks_violation_what, "return") ? "registered and enabled" :
-			  "registered", rks_violation_state >> 1, rks_violation_state & 1);
+			  "registered", rks_violation_state >> 1, rks_violation_state & 1,
+			  rks_violation_flags, rks_violation_caller);
 	else
 		rks_check("violations", true, "every handler ran while its probe was allowed to");
 	pr_info("RKS end\n");
