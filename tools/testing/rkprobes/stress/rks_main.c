@@ -254,6 +254,8 @@ static const char *rks_violation_what;
 /* What the first violation saw: the probe's flags and who called the handler. */
 static unsigned int rks_violation_flags;
 static void *rks_violation_caller;
+/* For a kprobe: the byte it saved (p->opcode) and the byte in the text then. */
+static int rks_violation_opcode = -1, rks_violation_text = -1;
 static atomic_long_t rks_null_kretprobe = ATOMIC_LONG_INIT(0);
 
 static u8 rks_saved_text[RKS_NR_FUNCS][RKS_TEXT_BYTES];
@@ -299,8 +301,16 @@ static int rks_pre(struct kprobe *kp, struct pt_regs *regs)
 	struct rks_probe *p = container_of(kp, struct rks_probe, kp);
 
 	atomic_long_inc(&p->hits);
-	if (!rks_allowed(&p->may_run))
+	if (!rks_allowed(&p->may_run)) {
+		u8 text;
+
+		if (!atomic_read(&rks_violation_seen)) {
+			rks_violation_opcode = kp->opcode;
+			if (!copy_from_kernel_nofault(&text, kp->addr, 1))
+				rks_violation_text = text;
+		}
 		rks_violation(p, "pre", READ_ONCE(kp->flags), __builtin_return_address(0));
+	}
 	return 0;
 }
 
@@ -978,13 +988,14 @@ static int rks_cmd_finish(void)
 	pr_info("RKS violations %lu\n", violations);
 	if (violations)
 		rks_check("violations", false,
-			  "first: %s handler of %s (%ps) on CPU %d while its probe was not %s (registered %d, may run %d; flags %#x, called from %pS)",
+			  "first: %s handler of %s (%ps) on CPU %d while its probe was not %s (registered %d, may run %d; flags %#x, called from %pS; opcode %#x, text %#x)",
 			  rks_violation_what, rks_probes[rks_violation_probe].name,
 			  rks_func_addr(rks_probes[rks_violation_probe].func),
 			  rks_violation_cpu,
 			  strcmp(rks_violation_what, "return") ? "registered and enabled" :
 			  "registered", rks_violation_state >> 1, rks_violation_state & 1,
-			  rks_violation_flags, rks_violation_caller);
+			  rks_violation_flags, rks_violation_caller,
+			  rks_violation_opcode, rks_violation_text);
 	else
 		rks_check("violations", true, "every handler ran while its probe was allowed to");
 	pr_info("RKS end\n");
