@@ -1,10 +1,20 @@
 # SPDX-License-Identifier: GPL-2.0
 """`rkprobes stress`: kprobes under SMP load on x86_64, C against Rust (issue 16, first slice).
 
-For each implementation: build the `bench` kernel (the configuration with SMP: `run` and
-`kunit` are built with NR_CPUS=1; `bench` has modules, debugfs, ftrace, kprobe events and
-optprobes too), build our stress module (tools/testing/rkprobes/stress/) against it, boot it
-under QEMU with 4 vCPUs and parse the "RKS" lines. The module hits its probed functions from a
+For each implementation: build the `bench` kernel (SMP without preemption, so that probes are
+also boosted; modules, debugfs, ftrace, kprobe events and optprobes), or with `--config kunit`
+the KUnit kernel (SMP too, with preemption and DEBUG_KERNEL; the short stress of `rkprobes test`
+boots it, as `test` builds it anyway), build our stress module (tools/testing/rkprobes/stress/) against it, boot it
+under QEMU with 4 vCPUs and parse the "RKS" lines.
+
+QEMU runs the 4 vCPUs on one host thread by default (`--tcg single`). With a thread per vCPU
+(`--tcg multi`, QEMU's default) a vCPU can keep running code another vCPU has already
+rewritten: QEMU's multi-threaded TCG can run stale code after another vCPU's store to a code
+page (QEMU issue https://gitlab.com/qemu-project/qemu/-/work_items/4669, Linux guests oopsing
+on an int3 at an ftrace site). Here it shows as an int3 trapped, again and again and on every
+vCPU, at a probe address whose byte already reads back as the original instruction: upstream C
+oopses on it (no kprobe there any more), and a build whose kprobe is still registered but
+disabled runs its handler. The module reports such traps as "orphan-int3" (a die notifier). The module hits its probed functions from a
 bound kthread on every CPU and from a per-CPU hrtimer, while a registrar kthread registers,
 unregisters, enables and disables single probes (an aggregate of two kprobes, a kretprobe with
 maxactive 2, an optimizable kprobe, a kprobe on an ftrace site) and a batch of 128, and the
@@ -30,8 +40,14 @@ MODULE_SOURCES = ("Kbuild", "rks_main.c", "rks_fill.S", "rks_fill.h")
 MODULE = "rkprobes_stress.ko"
 INIT = STRESS_DIR / "stress-init.sh"
 ARCH = "x86_64"
-# The configuration built: the only one with CONFIG_SMP (see the module docstring).
+# The configurations the stress can boot (both have CONFIG_SMP; see the module docstring), and
+# the one `rkprobes stress` builds by default.
+CONFIGS = ("bench", "kunit")
 CONFIG = "bench"
+# The short stress of `rkprobes test`: the KUnit kernel that `test` has built already, its
+# KUnit suites not run at boot.
+SHORT_CONFIG = "kunit"
+SHORT_APPEND = "kunit.enable=0"
 CPUS = 4
 # Every message to the console (KERN_INFO included), so a splat is seen as it happens; /init
 # writes its lines to /dev/kmsg (not rate-limited), so that the console never cuts one.
@@ -45,7 +61,7 @@ BOOT_MARGIN = 600
 # The checks the module prints ("RKS check <name> ok|FAIL <detail>"); a missing one fails.
 MODULE_CHECKS = ("hits-within-calls", "quiet-agg_a", "quiet-agg_b", "quiet-kretprobe", "quiet-opt",
                  "quiet-ftrace", "quiet-batch", "unregistered", "text", "errors", "kretprobe-null",
-                 "violations")
+                 "orphan-int3", "violations")
 SINGLE_PROBES = ("agg_a", "agg_b", "kretprobe", "opt", "ftrace")
 # Operations the stress must have performed at least once to count as a stress.
 REQUIRED_OPS = ("register", "unregister", "enable", "disable", "batch-register", "batch-unregister")
@@ -59,6 +75,10 @@ SPLATS = [
     ("general protection", re.compile(r"general protection fault")),
 ]
 TOGGLE_MODES = ("both", "optimization", "none")
+# QEMU's TCG: one host thread for all vCPUs (single, our default), or one per vCPU (multi,
+# QEMU's default, which runs stale code after cross-vCPU text changes: see the docstring).
+TCG_MODES = {"multi": [], "single": ["-accel", "tcg,thread=single"]}
+DEFAULT_TCG = "single"
 KPROBES_MSG = re.compile(r"\bkprobes: (.*)$")
 TIMESTAMP = re.compile(r"^\[\s*\d+\.\d+\]\s?")
 
@@ -76,6 +96,15 @@ def add_args(p):
                    "upstream 6.12 C and both Rust builds alike (an int3 left without its kprobe)")
     p.add_argument("--timeout", type=int, default=None,
                    help=f"seconds one QEMU boot may take (default: duration + {BOOT_MARGIN})")
+    p.add_argument("--tcg", choices=sorted(TCG_MODES), default=DEFAULT_TCG,
+                   help="QEMU TCG threading: 'single' (default): every vCPU on one host thread, taking turns "
+                   "at translation-block boundaries; 'multi': a host thread per vCPU, truly concurrent, "
+                   "where QEMU runs stale code after another vCPU rewrote it (QEMU issue 4669): int3 traps "
+                   "at restored probe sites, an Oops on upstream C")
+    p.add_argument("--config", choices=CONFIGS, default=CONFIG,
+                   help=f"kernel configuration booted (default {CONFIG}: SMP, no preemption, boosting; "
+                   "kunit: SMP with preemption and DEBUG_KERNEL, the kernel the short stress of "
+                   "`rkprobes test` boots)")
 
 
 def build_module(bdir):
@@ -224,21 +253,22 @@ class Run:
         return out
 
 
-def stress_one(impl, duration, timeout, toggles="both"):
+def stress_one(impl, duration, timeout, toggles="both", tcg=DEFAULT_TCG, config=CONFIG):
     """Build, boot and parse one implementation; returns a Run (raises Failure when the kernel
     or the module cannot be built). Holds the build lock over the build and the boot: the boot
     runs 4 vCPUs on this machine's 2 cores."""
     with common.build_lock():
-        bdir = kbuild.build(ARCH, impl, CONFIG)
+        bdir = kbuild.build(ARCH, impl, config)
         ko = build_module(bdir)
         initrd = initramfs.pack(bdir, "stress-initramfs", INIT, [ko])
         log = bdir / "stress-console.log"
         start = time.monotonic()
         boot_error = None
         try:
-            text = qemu.boot(ARCH, bdir, f"{APPEND} rks_duration={duration} rks_toggles={toggles}", log,
+            append = f"{APPEND} {SHORT_APPEND}" if config == "kunit" else APPEND
+            text = qemu.boot(ARCH, bdir, f"{append} rks_duration={duration} rks_toggles={toggles}", log,
                              lambda t: "RKS-DONE" in t,
-                             timeout, initrd=initrd, extra=["-smp", str(CPUS)],
+                             timeout, initrd=initrd, extra=["-smp", str(CPUS)] + TCG_MODES[tcg],
                              label=f"stress {ARCH}/{impl}")
         except Failure as e:
             boot_error = str(e)
@@ -300,11 +330,12 @@ def report(run, duration):
         for ln in lines[:5]:
             print(f"    {label}: {ln.strip()}")
     if run.values.get("toggles") == "both" and any("Oops: int3" in ln for ln in run.splats["Oops"]):
-        print("  note: an int3 Oops at a probed address after 'Kprobes globally disabled' is the upstream 6.12 "
-              "bug this stress finds on C and on both Rust builds: a probe whose unoptimization is pending "
-              "while kprobes/enabled goes to 0 is forced back to int3 but not disarmed, and unregistering it "
-              "while kprobes are globally disarmed leaves that int3 without its kprobe; "
-              "--toggles optimization leaves kprobes/enabled alone")
+        print("  note: an int3 Oops at a probed address after 'Kprobes globally disabled' was seen on C and on "
+              "both Rust builds alike with --tcg multi, where QEMU can run stale code (QEMU issue 4669); the "
+              "upstream 6.12 race it may also be: a probe whose unoptimization is pending while kprobes/enabled "
+              "goes to 0 is forced back to int3 but not disarmed, and unregistering it while kprobes are "
+              "globally disarmed leaves that int3 without its kprobe; --toggles optimization leaves "
+              "kprobes/enabled alone")
     problems = run.problems()
     print(f"  result: {'PASS' if not problems else 'FAIL'}")
     for p in problems:
@@ -339,13 +370,13 @@ def messages_table(runs):
     return rows, notes
 
 
-def run_impls(impls, duration, timeout, toggles="both"):
+def run_impls(impls, duration, timeout, toggles="both", tcg=DEFAULT_TCG, config=CONFIG):
     """Stress each implementation; returns ({impl: Run}, {impl: why it could not be built})."""
     runs, failed = {}, {}
     for impl in impls:
         banner(f"stress: {ARCH}, building and booting the {impl} implementation")
         try:
-            runs[impl] = stress_one(impl, duration, timeout, toggles)
+            runs[impl] = stress_one(impl, duration, timeout, toggles, tcg, config)
         except Failure as e:
             common.error(f"{impl}: {e}")
             failed[impl] = str(e).splitlines()[0]
@@ -366,7 +397,7 @@ def cmd_stress(args):
     if timeout <= args.duration:
         raise Failure(f"--timeout {timeout}: must be longer than --duration ({args.duration} s), "
                       "the boot runs the stress and then its checks")
-    runs, failed = run_impls(impls, args.duration, timeout, args.toggles)
+    runs, failed = run_impls(impls, args.duration, timeout, args.toggles, args.tcg, args.config)
     problems = [f"{impl}: could not be built: {why}" for impl, why in failed.items()]
     for impl in impls:
         if impl in runs:
@@ -402,12 +433,12 @@ def run_short(impls, timeout=SHORT_DURATION + BOOT_MARGIN, toggles="optimization
     rows = []
     impls = common.ordered_impls(impls)
     for impl in impls:
-        name = f"stress {ARCH}/{impl} ({SHORT_DURATION} s, {CPUS} vCPUs, {toggles} toggles)"
+        name = f"stress {ARCH}/{impl} ({SHORT_DURATION} s, {CPUS} vCPUs, {toggles} toggles, {SHORT_CONFIG} kernel)"
         why = common.rust_unavailable_reason(ARCH, impl)
         if why:
             rows.append((name, 0, 1, why))
             continue
-        runs, failed = run_impls([impl], SHORT_DURATION, timeout, toggles)
+        runs, failed = run_impls([impl], SHORT_DURATION, timeout, toggles, config=SHORT_CONFIG)
         if impl in failed:
             rows.append((name, 0, 1, f"could not be built: {failed[impl]}"))
             continue

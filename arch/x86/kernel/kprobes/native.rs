@@ -990,19 +990,14 @@ nokprobe! {
         // SAFETY: interrupts are off, so is preemption.
         let cpu = unsafe { Cpu::this() };
         if let Some(p) = table::get_kprobe(&KERNEL, addr) {
-            if hit::handle_hit(&cpu, p, regs) {
-                return 1;
-            }
-        } else if hit::step_done(&cpu, regs) {
-            return 1;
+            c_int::from(hit::handle_hit(&cpu, p, regs))
+        } else {
+            // Otherwise not a kprobe's int3, unless it ends a step. As upstream 6.12 x86 (and
+            // unlike older kernels and other arches), an int3 whose byte is gone is not retried
+            // here: a probe's int3 is only removed while the probe is hashed, and the
+            // text_poke_sync() after the removal waits for every CPU still in this handler.
+            c_int::from(hit::step_done(&cpu, regs))
         }
-        // Not a kprobe's int3: if it is gone (a probe removed since), retry the instruction.
-        // SAFETY: `addr` is the kernel text byte the int3 was taken at.
-        if unsafe { ptr::read_volatile(addr as *const u8) } != dec::INT3_INSN_OPCODE {
-            regs.set_ip(addr);
-            return 1;
-        }
-        0
     }
 }
 

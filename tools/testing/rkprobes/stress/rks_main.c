@@ -57,6 +57,7 @@
 #include <linux/delay.h>
 #include <linux/hrtimer.h>
 #include <linux/jiffies.h>
+#include <linux/kdebug.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
@@ -70,6 +71,10 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+
+#ifdef CONFIG_X86
+#include <asm/text-patching.h>
+#endif
 
 #include "rks_fill.h"
 
@@ -195,6 +200,22 @@ enum rks_single {
 #define RKS_NR_PROBES	(RKS_NR_SINGLE + RKS_FILL_FUNCS)
 #define RKS_BATCH	RKS_NR_SINGLE
 
+/*
+ * The registrar's last operations on a probe, for a violation's report:
+ * when, what (an rks_op, or RKS_LOG_CLEAR: may_run cleared after a grace
+ * period), its result, and the probe's flags and whether it sat in an
+ * aggregate right after.
+ */
+#define RKS_LOG		8
+#define RKS_LOG_CLEAR	RKS_NR_OPS
+struct rks_op_rec {
+	u64 ns;
+	int ret;
+	u8 op;
+	u8 aggregated;
+	u16 flags;
+};
+
 struct rks_probe {
 	const char *name;
 	int func;		/* index of the probed function (rks_call) */
@@ -208,6 +229,8 @@ struct rks_probe {
 	/* The registrar's counts. */
 	unsigned long regs, unregs;
 	unsigned long nmissed;	/* of the registrations already undone */
+	struct rks_op_rec log[RKS_LOG];
+	unsigned int nlog;
 	/* The handlers' counts. */
 	atomic_long_t hits, posts, entries, returns, violations;
 	/* Snapshots: at the end of the stress phase, at the start of quiet. */
@@ -215,6 +238,11 @@ struct rks_probe {
 };
 
 static struct rks_probe rks_probes[RKS_NR_PROBES];
+
+static struct kprobe *rks_kp(struct rks_probe *p)
+{
+	return p->kret ? &p->rp.kp : &p->kp;
+}
 static struct kprobe *rks_batch_ptrs[RKS_FILL_FUNCS];
 static bool rks_batch_registered;
 
@@ -256,6 +284,14 @@ static unsigned int rks_violation_flags;
 static void *rks_violation_caller;
 /* For a kprobe: the byte it saved (p->opcode) and the byte in the text then. */
 static int rks_violation_opcode = -1, rks_violation_text = -1;
+/* When it happened, the trapped address, and the registrar's log then. */
+static u64 rks_violation_ns;
+static unsigned long rks_violation_ip;
+static int rks_violation_aggregated = -1;
+static struct rks_op_rec rks_violation_log[RKS_LOG];
+static unsigned int rks_violation_nlog;
+/* int3 traps in our functions that no kprobe claimed (upstream would oops). */
+static atomic_long_t rks_orphan_int3 = ATOMIC_LONG_INIT(0);
 static atomic_long_t rks_null_kretprobe = ATOMIC_LONG_INIT(0);
 
 static u8 rks_saved_text[RKS_NR_FUNCS][RKS_TEXT_BYTES];
@@ -286,6 +322,9 @@ static void rks_violation(struct rks_probe *p, const char *what,
 		rks_violation_what = what;
 		rks_violation_state = READ_ONCE(p->registered) << 1 |
 				      READ_ONCE(p->may_run);
+		rks_violation_ns = ktime_get_ns();
+		rks_violation_nlog = READ_ONCE(p->nlog);
+		memcpy(rks_violation_log, p->log, sizeof(p->log));
 	}
 }
 
@@ -308,6 +347,8 @@ static int rks_pre(struct kprobe *kp, struct pt_regs *regs)
 			rks_violation_opcode = kp->opcode;
 			if (!copy_from_kernel_nofault(&text, kp->addr, 1))
 				rks_violation_text = text;
+			rks_violation_ip = instruction_pointer(regs);
+			rks_violation_aggregated = !list_empty(&kp->list);
 		}
 		rks_violation(p, "pre", READ_ONCE(kp->flags), __builtin_return_address(0));
 	}
@@ -356,6 +397,74 @@ static int rks_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return 0;
 }
 
+/* The registrar's log of a probe, oldest first, relative to `now`. */
+static void rks_print_log(const char *who, const struct rks_op_rec *log,
+			  unsigned int n, u64 now)
+{
+	unsigned int i;
+
+	for (i = n > RKS_LOG ? n - RKS_LOG : 0; i < n; i++) {
+		const struct rks_op_rec *r = &log[i % RKS_LOG];
+
+		pr_err("RKS log %s: %s ret=%d flags=%#x aggregated=%d, %lld us before\n",
+		       who, r->op == RKS_LOG_CLEAR ? "may-run-cleared" : rks_op_names[r->op],
+		       r->ret, r->flags, r->aggregated, div_s64((s64)(now - r->ns), 1000));
+	}
+}
+
+#ifdef CONFIG_X86
+/*
+ * An int3 in one of our functions that no kprobe claimed: do_int3() asks the
+ * die notifiers after kprobe_int3_handler() declined it, and upstream oopses
+ * if none does. Say at once what the registrar last did to the probes of that
+ * function; if the breakpoint goes away within 100 ms, run the instruction
+ * again (the stress fails either way).
+ */
+static int rks_die(struct notifier_block *nb, unsigned long val, void *data)
+{
+	struct die_args *args = data;
+	unsigned long addr;
+	u64 now = ktime_get_ns();
+	int f, i, us;
+	u8 byte = INT3_INSN_OPCODE;
+
+	if (val != DIE_INT3 || user_mode(args->regs))
+		return NOTIFY_DONE;
+	addr = instruction_pointer(args->regs) - INT3_INSN_SIZE;
+	for (f = 0; f < RKS_NR_FUNCS; f++)
+		if (addr - (unsigned long)rks_func_addr(f) < RKS_TEXT_BYTES)
+			break;
+	if (f == RKS_NR_FUNCS)
+		return NOTIFY_DONE;
+	atomic_long_inc(&rks_orphan_int3);
+	for (us = 0; us < 100000; us++) {
+		if (copy_from_kernel_nofault(&byte, (void *)addr, 1) ||
+		    byte != INT3_INSN_OPCODE)
+			break;
+		udelay(1);
+	}
+	pr_err("RKS orphan-int3 at %pS on CPU %d: no kprobe claimed it; the text byte is %#x after %d us\n",
+	       (void *)addr, raw_smp_processor_id(), byte, us);
+	for (i = 0; i < RKS_NR_PROBES; i++) {
+		struct rks_probe *p = &rks_probes[i];
+
+		if (p->func != f)
+			continue;
+		pr_err("RKS orphan-int3 probe %s: registered %d, may run %d, flags %#x, opcode %#x, in an aggregate %d\n",
+		       p->name, READ_ONCE(p->registered), READ_ONCE(p->may_run),
+		       READ_ONCE(rks_kp(p)->flags), rks_kp(p)->opcode,
+		       !list_empty(&rks_kp(p)->list));
+		rks_print_log(p->name, p->log, READ_ONCE(p->nlog), now);
+	}
+	if (byte == INT3_INSN_OPCODE)
+		return NOTIFY_DONE;
+	instruction_pointer_set(args->regs, addr);
+	return NOTIFY_STOP;
+}
+
+static struct notifier_block rks_die_nb = { .notifier_call = rks_die };
+#endif
+
 /* ---- the registrar's operations ---- */
 
 /* Allow the handlers of a probe before the call that may start them. */
@@ -365,9 +474,25 @@ static void rks_allow(int *word)
 	smp_mb();	/* before the probe is armed or enabled */
 }
 
-static struct kprobe *rks_kp(struct rks_probe *p)
+static void rks_log(struct rks_probe *p, unsigned int op, int ret)
 {
-	return p->kret ? &p->rp.kp : &p->kp;
+	struct kprobe *kp = rks_kp(p);
+	struct rks_op_rec *r = &p->log[p->nlog % RKS_LOG];
+
+	r->ns = ktime_get_ns();
+	r->op = op;
+	r->ret = ret;
+	r->flags = READ_ONCE(kp->flags);
+	r->aggregated = !list_empty(&kp->list);
+	smp_wmb();	/* the record before its count, for a handler's copy */
+	WRITE_ONCE(p->nlog, p->nlog + 1);
+}
+
+/* Clear a probe's may_run word, after a grace period since it was disabled. */
+static void rks_forbid(struct rks_probe *p)
+{
+	WRITE_ONCE(p->may_run, 0);
+	rks_log(p, RKS_LOG_CLEAR, 0);
 }
 
 static void rks_error(struct rks_probe *p, const char *op, int err)
@@ -414,6 +539,7 @@ static int rks_register(struct rks_probe *p, bool disabled)
 	if (!disabled)
 		rks_allow(&p->may_run);
 	ret = p->kret ? register_kretprobe(&p->rp) : register_kprobe(&p->kp);
+	rks_log(p, disabled ? RKS_OP_REG_DISABLED : RKS_OP_REG, ret);
 	if (ret) {
 		rks_error(p, "register", ret);
 		WRITE_ONCE(p->may_run, 0);
@@ -431,6 +557,7 @@ static void rks_unregistered(struct rks_probe *p)
 	p->nmissed += rks_live_nmissed(p);
 	WRITE_ONCE(p->may_run, 0);
 	WRITE_ONCE(p->registered, 0);
+	rks_log(p, RKS_OP_UNREG, 0);
 	p->unregs++;
 }
 
@@ -450,6 +577,7 @@ static void rks_enable(struct rks_probe *p, enum rks_op op)
 
 	rks_allow(&p->may_run);
 	ret = enable_kprobe(rks_kp(p));
+	rks_log(p, op, ret);
 	if (ret)
 		rks_error(p, "enable", ret);
 	else
@@ -461,6 +589,7 @@ static bool rks_disable(struct rks_probe *p, enum rks_op op)
 {
 	int ret = disable_kprobe(rks_kp(p));
 
+	rks_log(p, op, ret);
 	if (ret) {
 		rks_error(p, "disable", ret);
 		return false;
@@ -494,8 +623,10 @@ static void rks_batch_register(bool some_disabled)
 		}
 		return;
 	}
-	for (i = 0; i < RKS_FILL_FUNCS; i++)
+	for (i = 0; i < RKS_FILL_FUNCS; i++) {
 		rks_probes[RKS_BATCH + i].regs++;
+		rks_log(&rks_probes[RKS_BATCH + i], RKS_OP_BATCH_REG, 0);
+	}
 	rks_batch_registered = true;
 	rks_ops[RKS_OP_BATCH_REG]++;
 }
@@ -530,7 +661,7 @@ static void rks_batch_flip(void)
 		return;
 	synchronize_rcu();
 	for (i = 0; i < n; i++)
-		WRITE_ONCE(off[i]->may_run, 0);
+		rks_forbid(off[i]);
 }
 
 /*
@@ -581,7 +712,7 @@ static enum rks_op rks_registrar_op(void)
 	}
 	if (rks_disable(p, RKS_OP_DISABLE)) {
 		synchronize_rcu();
-		WRITE_ONCE(p->may_run, 0);
+		rks_forbid(p);
 	}
 	return RKS_OP_DISABLE;
 }
@@ -594,7 +725,7 @@ static void rks_registrar_script(void)
 
 	if (opt->registered && rks_disable(opt, RKS_OP_DISABLE)) {
 		synchronize_rcu();
-		WRITE_ONCE(opt->may_run, 0);
+		rks_forbid(opt);
 	}
 	if (opt->registered)
 		rks_enable(opt, RKS_OP_ENABLE);
@@ -985,8 +1116,11 @@ static int rks_cmd_finish(void)
 	rks_check("kretprobe-null", !atomic_long_read(&rks_null_kretprobe),
 		  "%ld kretprobe handler calls without their kretprobe",
 		  atomic_long_read(&rks_null_kretprobe));
+	rks_check("orphan-int3", !atomic_long_read(&rks_orphan_int3),
+		  "%ld int3 trap(s) in our functions that no kprobe claimed",
+		  atomic_long_read(&rks_orphan_int3));
 	pr_info("RKS violations %lu\n", violations);
-	if (violations)
+	if (violations) {
 		rks_check("violations", false,
 			  "first: %s handler of %s (%ps) on CPU %d while its probe was not %s (registered %d, may run %d; flags %#x, called from %pS; opcode %#x, text %#x)",
 			  rks_violation_what, rks_probes[rks_violation_probe].name,
@@ -996,7 +1130,11 @@ static int rks_cmd_finish(void)
 			  "registered", rks_violation_state >> 1, rks_violation_state & 1,
 			  rks_violation_flags, rks_violation_caller,
 			  rks_violation_opcode, rks_violation_text);
-	else
+		pr_err("RKS violation-detail ip %pS, in an aggregate %d\n",
+		       (void *)rks_violation_ip, rks_violation_aggregated);
+		rks_print_log(rks_probes[rks_violation_probe].name, rks_violation_log,
+			      rks_violation_nlog, rks_violation_ns);
+	} else
 		rks_check("violations", true, "every handler ran while its probe was allowed to");
 	pr_info("RKS end\n");
 	return 0;
@@ -1089,6 +1227,9 @@ static int __init rks_init(void)
 	rks_end = jiffies + duration * HZ;
 	rks_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_file("ctl", 0200, rks_dir, NULL, &rks_ctl_fops);
+#ifdef CONFIG_X86
+	register_die_notifier(&rks_die_nb);
+#endif
 	rks_phase = RKS_RUNNING;
 	n = rks_start_per_cpu(rks_hitter_fn, "rks_hit");
 	rks_registrar = kthread_create(rks_registrar_fn, NULL, "rks_reg");
@@ -1113,6 +1254,9 @@ static void __exit rks_exit(void)
 		rks_stop_stress();
 	rks_unregister_all();
 	mutex_unlock(&rks_mutex);
+#ifdef CONFIG_X86
+	unregister_die_notifier(&rks_die_nb);
+#endif
 	kfree(rks_hitters);
 }
 
