@@ -805,9 +805,27 @@ static enum hrtimer_restart rks_timer_fn(struct hrtimer *t)
 	return HRTIMER_RESTART;
 }
 
+/*
+ * A calling thread sleeps for a jiffy every RKS_SLEEP_ROUNDS rounds. With
+ * preemption, the optimizer's synchronize_rcu_tasks() waits until every task
+ * has switched out voluntarily, and neither a preemption nor cond_resched()
+ * counts: threads that never sleep would hold optimization back for good
+ * ("rcu_tasks grace period ... jiffies old").
+ */
+#define RKS_SLEEP_ROUNDS	16
+
+static void rks_pause(unsigned int round)
+{
+	if (round % RKS_SLEEP_ROUNDS)
+		cond_resched();
+	else
+		schedule_timeout_idle(1);
+}
+
 static int rks_hitter_fn(void *arg)
 {
 	struct hrtimer *t = per_cpu_ptr(&rks_timer, (long)arg);
+	unsigned int round = 0;
 	int f;
 
 	hrtimer_init(t, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
@@ -816,7 +834,7 @@ static int rks_hitter_fn(void *arg)
 	while (rks_stress_on()) {
 		for (f = 0; f < RKS_NR_FUNCS; f++)
 			rks_call(f);
-		cond_resched();
+		rks_pause(++round);
 	}
 	hrtimer_cancel(t);
 	return 0;
@@ -833,7 +851,7 @@ static int rks_quiet_fn(void *arg)
 		if (i % 16 == 0)
 			for (f = RKS_NR_TARGETS; f < RKS_NR_FUNCS; f++)
 				rks_call(f);
-		cond_resched();
+		rks_pause(i + 1);
 	}
 	if (atomic_dec_and_test(&rks_quiet_left))
 		complete(&rks_quiet_done);
