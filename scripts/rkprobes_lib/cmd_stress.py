@@ -73,6 +73,9 @@ SPLATS = [
     ("panic", re.compile(r"Kernel panic")),
     ("RCU stall", re.compile(r"rcu: INFO: .* detected stalls|rcu_.* self-detected stall")),
     ("general protection", re.compile(r"general protection fault")),
+    # The debug configurations (--debug): lockdep and KASAN report as WARNING:/BUG: above.
+    ("UBSAN", re.compile(r"UBSAN:")),
+    ("kmemleak", re.compile(r"RKS kmemleak: unreferenced object")),
 ]
 TOGGLE_MODES = ("both", "optimization", "none")
 # QEMU's TCG: one host thread for all vCPUs (single, our default), or one per vCPU (multi,
@@ -101,6 +104,11 @@ def add_args(p):
                    "at translation-block boundaries; 'multi': a host thread per vCPU, truly concurrent, "
                    "where QEMU runs stale code after another vCPU rewrote it (QEMU issue 4669): int3 traps "
                    "at restored probe sites, an Oops on upstream C")
+    p.add_argument("--debug", default=None, metavar="LIST",
+                   help="instead of --config, the KUnit kernel with a debug checker, one run per checker, "
+                   f"comma-separated or 'all': {', '.join(common.DEBUG_CONFIGS)} (lockdep: PROVE_LOCKING and "
+                   "DEBUG_ATOMIC_SLEEP; kasan: generic KASAN; kmemleak: scanned after rmmod; ubsan: UBSAN and "
+                   "the Rust overflow checks; list: DEBUG_LIST); any report fails the run")
     p.add_argument("--config", choices=CONFIGS, default=CONFIG,
                    help=f"kernel configuration booted (default {CONFIG}: SMP, no preemption, boosting; "
                    "kunit: SMP with preemption and DEBUG_KERNEL, the kernel the short stress of "
@@ -265,7 +273,7 @@ def stress_one(impl, duration, timeout, toggles="both", tcg=DEFAULT_TCG, config=
         start = time.monotonic()
         boot_error = None
         try:
-            append = f"{APPEND} {SHORT_APPEND}" if config == "kunit" else APPEND
+            append = f"{APPEND} {SHORT_APPEND}" if config.startswith("kunit") else APPEND
             text = qemu.boot(ARCH, bdir, f"{append} rks_duration={duration} rks_toggles={toggles}", log,
                              lambda t: "RKS-DONE" in t,
                              timeout, initrd=initrd, extra=["-smp", str(CPUS)] + TCG_MODES[tcg],
@@ -389,6 +397,17 @@ def _check_impls(impls):
     return common.ordered_impls(impls)
 
 
+def _debug_configs(arg):
+    """The configurations of --debug LIST (comma-separated names of common.DEBUG_CONFIGS, or
+    'all'), in the order given."""
+    names = list(common.DEBUG_CONFIGS) if arg.strip() == "all" else [n.strip() for n in arg.split(",") if n.strip()]
+    bad = [n for n in names if n not in common.DEBUG_CONFIGS]
+    if bad or not names:
+        raise Failure(f"--debug {arg}: unknown checker(s) {', '.join(bad) or '(none given)'}; valid: "
+                      f"{', '.join(common.DEBUG_CONFIGS)}, a comma list of them, or all")
+    return [f"kunit-{n}" for n in names]
+
+
 def cmd_stress(args):
     impls = _check_impls(common.parse_impls(args.impl) if args.impl is not None else common.default_impls())
     if args.duration < 1:
@@ -397,27 +416,32 @@ def cmd_stress(args):
     if timeout <= args.duration:
         raise Failure(f"--timeout {timeout}: must be longer than --duration ({args.duration} s), "
                       "the boot runs the stress and then its checks")
-    runs, failed = run_impls(impls, args.duration, timeout, args.toggles, args.tcg, args.config)
-    problems = [f"{impl}: could not be built: {why}" for impl, why in failed.items()]
-    for impl in impls:
-        if impl in runs:
-            problems += [f"{impl}: {p} (console: {runs[impl].log})" for p in report(runs[impl], args.duration)]
-    if runs:
-        rows, notes = messages_table([runs[i] for i in impls if i in runs])
-        banner("kprobes: messages in the kernel log, per build")
-        print("\n".join(rows))
-        for n in notes:
-            print(f"- {n}")
+    configs = _debug_configs(args.debug) if args.debug is not None else [args.config]
+    problems, summary = [], []
+    for config in configs:
+        runs, failed = run_impls(impls, args.duration, timeout, args.toggles, args.tcg, config)
+        problems += [f"{impl} ({config}): could not be built: {why}" for impl, why in failed.items()]
+        for impl in impls:
+            if impl in runs:
+                problems += [f"{impl} ({config}): {p} (console: {runs[impl].log})"
+                             for p in report(runs[impl], args.duration)]
+        if runs:
+            rows, notes = messages_table([runs[i] for i in impls if i in runs])
+            banner(f"kprobes: messages in the kernel log, per build ({config} kernel)")
+            print("\n".join(rows))
+            for n in notes:
+                print(f"- {n}")
+        for impl in impls:
+            r = runs.get(impl)
+            status = "FAIL" if impl in failed or (r and r.problems()) else "PASS"
+            what = failed.get(impl) or (f"{sum(v for k, v in r.ops.items() if k != 'errors')} registrar "
+                                        f"operations, boot {common.fmt_secs(r.secs)}, console {r.log}")
+            summary.append(f"  {status:4}  stress {ARCH}/{impl} ({config} kernel): {what}")
     banner("stress summary")
-    for impl in impls:
-        r = runs.get(impl)
-        status = "FAIL" if impl in failed or (r and r.problems()) else "PASS"
-        what = failed.get(impl) or (f"{sum(v for k, v in r.ops.items() if k != 'errors')} registrar operations, "
-                                    f"boot {common.fmt_secs(r.secs)}, console {r.log}")
-        print(f"  {status:4}  stress {ARCH}/{impl}: {what}")
+    print("\n".join(summary))
     if problems:
         raise Failure(f"stress failed ({len(problems)} problem(s)):\n  " + "\n  ".join(problems))
-    info(f"stress passed on {', '.join(impls)}")
+    info(f"stress passed on {', '.join(impls)} ({', '.join(configs)} kernel)")
     return 0
 
 

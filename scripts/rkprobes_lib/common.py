@@ -36,11 +36,15 @@ RUST_ARCH_ARCHES = ("x86_64",)
 # The Kconfig symbol that selects the Rust arch layer; rust-arch is buildable once the tree defines it.
 RUST_ARCH_KCONFIG = "KPROBES_RUST_ARCH"
 # Build configurations: a fragment under tools/testing/rkprobes/configs/ each, or a variant below.
-CONFIG_NAMES = ("kunit", "run", "bench", "kunit-noftrace")
+# The debug checkers `rkprobes stress --debug` can build in, a fragment debug-<name>.config each.
+DEBUG_CONFIGS = ("lockdep", "kasan", "kmemleak", "ubsan", "list")
+CONFIG_NAMES = ("kunit", "run", "bench", "kunit-noftrace") + tuple(f"kunit-{d}" for d in DEBUG_CONFIGS)
 # Variants of a configuration: name -> (the configuration whose fragments it starts from, the
 # fragments applied after them). kunit-noftrace: the KUnit kernel without the function tracer
-# (`rkprobes test --no-ftrace`).
-CONFIG_VARIANTS = {"kunit-noftrace": ("kunit", ("noftrace.config",))}
+# (`rkprobes test --no-ftrace`); kunit-<debug>: the KUnit kernel with one debug checker
+# (`rkprobes stress --debug`).
+CONFIG_VARIANTS = {"kunit-noftrace": ("kunit", ("noftrace.config",)),
+                   **{f"kunit-{d}": ("kunit", (f"debug-{d}.config",)) for d in DEBUG_CONFIGS}}
 
 # The crate root of the Rust core; its presence is what makes --impl rust buildable.
 RUST_CORE_ROOT = REPO / "kernel" / "kprobes" / "kprobes_rust.rs"

@@ -142,5 +142,16 @@ rmmod rkprobes_stress
 say "RKS rmmod $?"
 say "RKS list-after-rmmod $(grep -c . $KP/list)"
 while read -r ln; do say "RKS listed $ln"; done < $KP/list
+# With kmemleak built in (rkprobes stress --debug kmemleak): what the module and
+# the kprobes it registered left behind, after two scans (an object must be
+# seen unreferenced twice to be reported).
+ML=/sys/kernel/debug/kmemleak
+if [ -e $ML ]; then
+	echo scan > $ML
+	sleep 1
+	echo scan > $ML
+	say "RKS kmemleak-objects $(grep -c 'unreferenced object' $ML)"
+	grep -A12 'unreferenced object' $ML | head -60 | while read -r ln; do say "RKS kmemleak: $ln"; done
+fi
 say RKS-DONE
 reboot -f
