@@ -655,9 +655,9 @@ mod opt {
             addr_of!(optprobe_template_call) as usize,
             addr_of!(optprobe_template_end) as usize,
         );
-        // SAFETY: `entry..end` is the template's code in .rodata, immutable and static.
-        let code =
-            unsafe { core::slice::from_raw_parts(entry as *const u8, end.saturating_sub(entry)) };
+        let len = end.saturating_sub(entry);
+        // SAFETY: `entry..entry + len` is the template's code in .rodata, immutable and static.
+        let code = unsafe { core::slice::from_raw_parts(entry as *const u8, len) };
         dec::Template {
             code,
             clac: clac.wrapping_sub(entry),
