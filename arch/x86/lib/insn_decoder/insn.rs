@@ -200,7 +200,7 @@ impl Insn {
         insn.decode_sib_displacement(&mut cur)?;
         insn.decode_immediates(&mut cur)?;
         let len = cur.pos;
-        copy_prefix(&mut insn.bytes, buf.get(..len).ok_or(Error::NoData)?);
+        insn.bytes = leading_bytes(buf.get(..len).ok_or(Error::NoData)?, buf);
         // INVARIANT: `len` bytes were read from `buf`, which holds at most MAX_INSN_SIZE, and
         // every part was read in order by the cursor.
         insn.len = len as u8;
@@ -697,6 +697,34 @@ pub(super) fn copy_prefix(dst: &mut [u8], src: &[u8]) {
             None => break,
         }
     }
+}
+
+/// Returns `insn`, the first bytes of `buf`, zero-padded to [`MAX_INSN_SIZE`].
+///
+/// Every decode passes here, so the usual case (`buf` holds [`MAX_INSN_SIZE`] bytes) takes two
+/// overlapping 8-byte loads and a mask instead of a byte loop, which compiles to an out-of-line
+/// `memcpy` call per decoded instruction.
+fn leading_bytes(insn: &[u8], buf: &[u8]) -> [u8; MAX_INSN_SIZE] {
+    let mut out = [0; MAX_INSN_SIZE];
+    let (Some(lo), Some(hi)) = (
+        buf.first_chunk::<8>(),
+        buf.get(MAX_INSN_SIZE - 8..)
+            .and_then(<[u8]>::first_chunk::<8>),
+    ) else {
+        copy_prefix(&mut out, insn);
+        return out;
+    };
+    // Bytes 0..8 and 7..15: byte 7 is in both, with the same value.
+    let all = u128::from(u64::from_le_bytes(*lo))
+        | u128::from(u64::from_le_bytes(*hi)) << (8 * (MAX_INSN_SIZE - 8));
+    // `insn.len() <= MAX_INSN_SIZE`, so the shift is below 128 bits.
+    let mask = 1u128
+        .wrapping_shl((insn.len() as u32).wrapping_mul(8))
+        .wrapping_sub(1);
+    if let Some(bytes) = (all & mask).to_le_bytes().first_chunk::<MAX_INSN_SIZE>() {
+        out = *bytes;
+    }
+    out
 }
 
 fn buf_starts_with(buf: &[u8], prefix: &[u8]) -> bool {
