@@ -68,6 +68,29 @@ impl Cache {
     }
 }
 
+/// `kprobe_insn_slots`, the cache of single-step slots (for an arch layer in this crate, which
+/// then needs no C wrapper of `get_insn_slot()`).
+pub fn insn_slots() -> &'static Cache {
+    // SAFETY: `kprobe_insn_slots` is a static object of kprobes_helpers.c: its address is not
+    // NULL and it is never freed.
+    unsafe {
+        Cache::from_raw(NonNull::new_unchecked(ptr::addr_of_mut!(
+            bindings::kprobe_insn_slots
+        )))
+    }
+}
+
+/// `kprobe_optinsn_slots`, the cache of optprobe detour slots.
+#[cfg(CONFIG_OPTPROBES)]
+pub fn optinsn_slots() -> &'static Cache {
+    // SAFETY: as for [`insn_slots`], with `kprobe_optinsn_slots`.
+    unsafe {
+        Cache::from_raw(NonNull::new_unchecked(ptr::addr_of_mut!(
+            bindings::kprobe_optinsn_slots
+        )))
+    }
+}
+
 /// One page of a cache.
 ///
 /// # Invariants

@@ -85,16 +85,6 @@ asm (
 
 STACK_FRAME_NON_STANDARD(optprobe_template_func);
 
-kprobe_opcode_t *rkp_x86_get_optinsn_slot(void)
-{
-	return get_optinsn_slot();
-}
-
-void rkp_x86_free_optinsn_slot(kprobe_opcode_t *slot, int dirty)
-{
-	free_optinsn_slot(slot, dirty);
-}
-
 void rkp_x86_warn_optimize_disabled(bool disabled)
 {
 	WARN_ON(disabled);
@@ -111,27 +101,6 @@ void *rkp_x86_execmem_alloc_page(void)
 void rkp_x86_set_memory_rox(void *page)
 {
 	set_memory_rox((unsigned long)page, 1);
-}
-
-void rkp_x86_perf_text_poke(const void *addr, const void *old, int old_len,
-			    const void *new, int new_len)
-{
-	perf_event_text_poke(addr, old, old_len, new, new_len);
-}
-
-bool rkp_x86_search_exception_tables(unsigned long addr)
-{
-	return search_exception_tables(addr);
-}
-
-kprobe_opcode_t *rkp_x86_get_insn_slot(void)
-{
-	return get_insn_slot();
-}
-
-void rkp_x86_free_insn_slot(kprobe_opcode_t *slot, int dirty)
-{
-	free_insn_slot(slot, dirty);
 }
 
 bool rkp_x86_smap(void)

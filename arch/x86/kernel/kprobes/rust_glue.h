@@ -6,19 +6,14 @@
 #ifndef __X86_KERNEL_KPROBES_RUST_GLUE_H
 #define __X86_KERNEL_KPROBES_RUST_GLUE_H
 
+#include <linux/extable.h>
 #include <linux/kprobes.h>
+#include <linux/perf_event.h>
 
 struct ftrace_regs;
 
 void *rkp_x86_execmem_alloc_page(void);
 void rkp_x86_set_memory_rox(void *page);
-void rkp_x86_perf_text_poke(const void *addr, const void *old, int old_len,
-			    const void *new, int new_len);
-bool rkp_x86_search_exception_tables(unsigned long addr);
-kprobe_opcode_t *rkp_x86_get_insn_slot(void);
-void rkp_x86_free_insn_slot(kprobe_opcode_t *slot, int dirty);
-kprobe_opcode_t *rkp_x86_get_optinsn_slot(void);
-void rkp_x86_free_optinsn_slot(kprobe_opcode_t *slot, int dirty);
 /* The detour template (assembly in rust_glue.c), for objtool. */
 void optprobe_template_func(void);
 void rkp_x86_warn_optimize_disabled(bool disabled);

@@ -11,7 +11,7 @@
 //! C function in the kprobes blacklist (`hitpath-check.py` proves it on the object). The rest
 //! runs in process context under `kprobe_mutex` (and `text_mutex` where it pokes text).
 
-use core::ffi::{c_int, c_void};
+use core::ffi::c_void;
 use core::ptr::{self, NonNull};
 
 use kernel::bindings;
@@ -46,12 +46,12 @@ pub(crate) fn perf_text_poke(addr: usize, old: &[u8], new: &[u8]) {
     // SAFETY: the slices are valid for their lengths (NULL for empty, as C passes); `addr` is
     // only recorded.
     unsafe {
-        bindings::rkp_x86_perf_text_poke(
+        bindings::perf_event_text_poke(
             addr as *const c_void,
             p(old),
-            old.len() as c_int,
+            old.len(),
             p(new),
-            new.len() as c_int,
+            new.len(),
         )
     };
 }
@@ -100,7 +100,7 @@ pub(crate) mod tables {
     /// `search_exception_tables(addr)` found an entry.
     pub(crate) fn exception_at(addr: usize) -> bool {
         // SAFETY: a lookup in the exception tables.
-        unsafe { bindings::rkp_x86_search_exception_tables(addr) }
+        unsafe { !bindings::search_exception_tables(addr).is_null() }
     }
     /// `is_cfi_trap(addr)`: `addr` is the `ud2` of a kCFI check.
     pub(crate) fn cfi_trap_at(addr: usize) -> bool {
@@ -139,13 +139,17 @@ pub(crate) mod tables {
 /// The instruction-slot caches of the core (`get_insn_slot()`, `get_optinsn_slot()` and their
 /// `free_*`), whose pages come from [`alloc_rox_page`].
 pub(crate) mod slots {
-    use core::ffi::c_int;
-    use kernel::bindings;
+    use crate::glue::insn_slot::{insn_slots, Cache};
+    use crate::insn_slot::{free_insn_slot, get_insn_slot};
+    use core::ptr;
+
+    fn get_from(c: &Cache) -> *mut u8 {
+        get_insn_slot(c).map_or(ptr::null_mut(), |s| s as *mut u8)
+    }
 
     /// A slot of the kprobe cache, or NULL.
     pub(crate) fn get() -> *mut u8 {
-        // SAFETY: takes a slot from the kprobe instruction cache (kprobe_mutex held).
-        unsafe { bindings::rkp_x86_get_insn_slot() }
+        get_from(insn_slots())
     }
     /// Returns `slot` to the kprobe cache, `dirty` if a CPU may still run it.
     ///
@@ -153,14 +157,13 @@ pub(crate) mod slots {
     ///
     /// `slot` came from [`get`] and is no longer used.
     pub(crate) unsafe fn free(slot: *mut u8, dirty: bool) {
-        // SAFETY: by the caller's contract.
-        unsafe { bindings::rkp_x86_free_insn_slot(slot, c_int::from(dirty)) };
+        // A slot no page holds, or a double free, WARNs (through the cache's `Report`).
+        let _ = free_insn_slot(insn_slots(), slot as usize, dirty);
     }
     /// A slot of the optprobe cache, or NULL.
     #[cfg(CONFIG_OPTPROBES)]
     pub(crate) fn get_opt() -> *mut u8 {
-        // SAFETY: takes a slot from the optprobe instruction cache (kprobe_mutex held).
-        unsafe { bindings::rkp_x86_get_optinsn_slot() }
+        get_from(crate::glue::insn_slot::optinsn_slots())
     }
     /// Returns `slot` to the optprobe cache, `dirty` if a CPU may still run it.
     ///
@@ -169,8 +172,11 @@ pub(crate) mod slots {
     /// `slot` came from [`get_opt`] and is no longer used.
     #[cfg(CONFIG_OPTPROBES)]
     pub(crate) unsafe fn free_opt(slot: *mut u8, dirty: bool) {
-        // SAFETY: by the caller's contract.
-        unsafe { bindings::rkp_x86_free_optinsn_slot(slot, c_int::from(dirty)) };
+        let _ = free_insn_slot(
+            crate::glue::insn_slot::optinsn_slots(),
+            slot as usize,
+            dirty,
+        );
     }
 }
 
