@@ -80,10 +80,15 @@ pub fn can_probe(k: &impl KernelText, cfg: &Config, paddr: u64) -> bool {
     };
     let mut addr = paddr.wrapping_sub(sym.offset);
     while addr < paddr {
-        let Some(insn) = k.recover(addr).as_ref().and_then(|b| decode(b)) else {
+        let Some(buf) = k.recover(addr) else {
             return false;
         };
-        if cfg.kgdb && first_opcode(&insn) == INT3_INSN_OPCODE && k.kgdb_has_hit_break(addr) {
+        // Borrowed, not moved out of the `Result`: a move copies the whole `Insn` each round.
+        let decoded = Insn::decode(&buf, Mode::KERNEL);
+        let Ok(insn) = &decoded else {
+            return false;
+        };
+        if cfg.kgdb && first_opcode(insn) == INT3_INSN_OPCODE && k.kgdb_has_hit_break(addr) {
             return false;
         }
         let Some(next) = addr.checked_add(insn.len() as u64) else {

@@ -139,11 +139,14 @@ fn put(dst: &mut [u8], at: usize, src: &[u8]) -> bool {
     let Some(to) = dst.get_mut(at..end) else {
         return false;
     };
-    // Plain iterators: no panic path even where `core` is built with overflow checks.
+    // Plain iterators: no panic path even where `core` is built with overflow checks (unlike
+    // `copy_from_slice`). Ending at the first missing byte lets LLVM see a `memcpy` here, not
+    // a byte loop (`to` is exactly `src.len()` long, so nothing is cut short).
     let mut from = src.iter();
     for d in to.iter_mut() {
-        if let Some(s) = from.next() {
-            *d = *s;
+        match from.next() {
+            Some(s) => *d = *s,
+            None => break,
         }
     }
     true

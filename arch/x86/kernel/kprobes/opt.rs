@@ -102,7 +102,9 @@ pub fn can_optimize(k: &impl KernelText, cfg: &Config, paddr: u64) -> bool {
         let Some(buf) = k.recover(addr) else {
             return false;
         };
-        let Ok(insn) = Insn::decode(&buf, Mode::KERNEL) else {
+        // Borrowed, not moved out of the `Result`: a move copies the whole `Insn` each round.
+        let decoded = Insn::decode(&buf, Mode::KERNEL);
+        let Ok(insn) = &decoded else {
             return false;
         };
         let first = insn.opcode_bytes().first().copied();
@@ -113,7 +115,7 @@ pub fn can_optimize(k: &impl KernelText, cfg: &Config, paddr: u64) -> bool {
             return false;
         }
         let range = paddr.wrapping_add(INT3_INSN_SIZE as u64);
-        if jump_into_range(&insn, addr, range, DISP32_SIZE as u64) {
+        if jump_into_range(insn, addr, range, DISP32_SIZE as u64) {
             return false;
         }
         let Some(next) = addr.checked_add(insn.len() as u64) else {
