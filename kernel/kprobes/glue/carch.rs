@@ -34,8 +34,11 @@ impl ArchHooks<Kernel> for CArch {
     const OPTPROBES: bool = cfg!(CONFIG_OPTPROBES);
     const KPROBES_ON_FTRACE: bool = cfg!(CONFIG_KPROBES_ON_FTRACE);
     const OPCODE_SIZE: usize = core::mem::size_of::<bindings::kprobe_opcode_t>();
-    #[cfg(CONFIG_OPTPROBES)]
+    #[cfg(all(CONFIG_OPTPROBES, not(CONFIG_PPC)))]
     const MAX_OPTIMIZED_LENGTH: usize = bindings::MAX_OPTIMIZED_LENGTH as usize;
+    // powerpc defines it as `sizeof(kprobe_opcode_t)`, which bindgen does not evaluate.
+    #[cfg(all(CONFIG_OPTPROBES, CONFIG_PPC))]
+    const MAX_OPTIMIZED_LENGTH: usize = Self::OPCODE_SIZE;
     #[cfg(not(CONFIG_OPTPROBES))]
     const MAX_OPTIMIZED_LENGTH: usize = 0;
 

@@ -870,14 +870,14 @@ impl KernelText for Kernel {
         unsafe { rkp_try_module_get(m.0.as_ptr().cast()) }
     }
     fn module_put(&self, m: Module) {
-        // A `Module` only exists with CONFIG_MODULES (`module_text_address`), so without it
-        // this is never reached, as C's no-op inline.
-        #[cfg(CONFIG_MODULES)]
+        // Without CONFIG_MODULE_UNLOAD no reference is counted and C's `module_put()` is an
+        // empty inline (and without CONFIG_MODULES no `Module` exists to reach here).
+        #[cfg(CONFIG_MODULE_UNLOAD)]
         // SAFETY: balances a successful `try_module_get`.
         unsafe {
             bindings::module_put(m.0.as_ptr())
         };
-        #[cfg(not(CONFIG_MODULES))]
+        #[cfg(not(CONFIG_MODULE_UNLOAD))]
         let _ = m;
     }
     #[cfg(CONFIG_MODULES)]

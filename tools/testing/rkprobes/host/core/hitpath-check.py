@@ -64,7 +64,8 @@ EXCEPTIONS = {
 }
 
 PANIC_RE = re.compile(r"panic|slice_(start_|end_)?index_(len_)?fail|len_mismatch_fail|unwrap_failed|expect_failed")
-SYM_RE = re.compile(r"^([0-9a-f]+) (.{7}) (\S+)\s+([0-9a-f]+) (.*)$")
+# value, flags, section, size, [st_other: ppc64 ELFv2 prints the local entry offset], name
+SYM_RE = re.compile(r"^([0-9a-f]+) (.{7}) (\S+)\s+([0-9a-f]+) (?:0x[0-9a-f]+ )?(.*)$")
 RELOC_TARGET_RE = re.compile(r"^(.+?)(?:([+-])0x([0-9a-f]+))?$")
 
 
