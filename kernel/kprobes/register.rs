@@ -267,7 +267,11 @@ pub fn disarm_kprobe<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe, reopt: b
         return disarm_kprobe_ftrace(a, st, p);
     }
     let st = &*st;
-    a.text_locked(false, || disarm_kprobe_locked(a, st, p, reopt));
+    if st.text_locks_held {
+        disarm_kprobe_locked(a, st, p, reopt);
+    } else {
+        a.text_locked(false, || disarm_kprobe_locked(a, st, p, reopt));
+    }
     Ok(())
 }
 
@@ -496,10 +500,29 @@ pub fn unregister_kprobes<A: Arch, P: Copy + Into<Option<A::Probe>>>(a: &A, kps:
     }
     {
         let mut st = a.kprobe_mutex();
-        for p in kps.iter().filter_map(|&p| p.into()) {
-            if unregister_kprobe_top(a, &mut st, p).is_err() {
-                a.set_addr(p, 0);
+        let tops = |st: &mut KprobeState| {
+            for p in kps.iter().filter_map(|&p| p.into()) {
+                if unregister_kprobe_top(a, st, p).is_err() {
+                    a.set_addr(p, 0);
+                }
             }
+        };
+        // A batch of int3 probes is disarmed under one hold of the text locks rather than one
+        // per probe (C's order kept: kprobe_mutex, cpus_read_lock, text_mutex). Not with an
+        // ftrace probe in it: ftrace takes text_mutex itself.
+        if kps.len() > 1
+            && !kps
+                .iter()
+                .filter_map(|&p| p.into())
+                .any(|p| flags_ftrace(a.flags(p)))
+        {
+            a.text_locked(false, || {
+                st.text_locks_held = true;
+                tops(&mut st);
+                st.text_locks_held = false;
+            });
+        } else {
+            tops(&mut st);
         }
     }
     a.synchronize_rcu();

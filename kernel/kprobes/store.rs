@@ -89,6 +89,11 @@ pub struct KprobeState {
     pub ftrace_enabled: i32,
     /// `kprobe_ipmodify_enabled`: users of `kprobe_ipmodify_ops`.
     pub ipmodify_enabled: i32,
+    /// The caller holds the text locks (`cpus_read_lock()` and `text_mutex`) around a whole
+    /// batch, so disarming one probe of it takes them no more (Rust only: C takes them for
+    /// each probe). Never set while an ftrace probe can be disarmed: ftrace takes `text_mutex`
+    /// itself.
+    pub text_locks_held: bool,
 }
 
 impl KprobeState {
@@ -99,6 +104,7 @@ impl KprobeState {
             allow_optimization: false,
             ftrace_enabled: 0,
             ipmodify_enabled: 0,
+            text_locks_held: false,
         }
     }
 }

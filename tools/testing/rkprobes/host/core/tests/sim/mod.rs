@@ -441,6 +441,15 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
         );
     }
 
+    /// ftrace's own updates take `text_mutex` (x86's `ftrace_arch_code_modify_prepare()`):
+    /// reaching them with it held would deadlock.
+    fn assert_text_unlocked_for_ftrace(&self) {
+        assert!(
+            self.text_depth.get() == 0,
+            "ftrace called with text_mutex held (it takes text_mutex itself)"
+        );
+    }
+
     /// A new caller-owned `struct kprobe` (zeroed, as a static would be).
     pub fn new_probe(&self, addr: usize, sym: Option<&'static str>, offset: u32) -> Pid {
         let mut i = self.inner();
@@ -835,7 +844,9 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
         assert!(self.cpus_depth.get() > 0, "cpus_read_lock not held");
     }
     fn text_locked<R>(&self, jump_label: bool, f: impl FnOnce() -> R) -> R {
-        // cpus_read_lock(), then (jump_label_lock() and) text_mutex.
+        // cpus_read_lock(), then (jump_label_lock() and) text_mutex, which is not recursive:
+        // taking it again (say inside a batch that holds it) would deadlock.
+        assert!(self.text_depth.get() == 0, "text_mutex taken while held");
         self.cpus_depth.set(self.cpus_depth.get() + 1);
         self.text_depth.set(self.text_depth.get() + 1);
         if jump_label {
@@ -1208,6 +1219,7 @@ impl<const OPT: bool, const FTRACE: bool> KernelText for Sim<OPT, FTRACE> {
         }
     }
     fn ftrace_set_filter_ip(&self, ops: FtraceOps, addr: usize, remove: bool) -> Result {
+        self.assert_text_unlocked_for_ftrace();
         let mut i = self.inner();
         if remove {
             let k = i
@@ -1222,12 +1234,14 @@ impl<const OPT: bool, const FTRACE: bool> KernelText for Sim<OPT, FTRACE> {
         Ok(())
     }
     fn register_ftrace_function(&self, ops: FtraceOps) -> Result {
+        self.assert_text_unlocked_for_ftrace();
         let mut i = self.inner();
         assert!(!i.ftrace_registered[ops as usize], "ops registered twice");
         i.ftrace_registered[ops as usize] = true;
         Ok(())
     }
     fn unregister_ftrace_function(&self, ops: FtraceOps) -> Result {
+        self.assert_text_unlocked_for_ftrace();
         let mut i = self.inner();
         assert!(i.ftrace_registered[ops as usize], "ops not registered");
         i.ftrace_registered[ops as usize] = false;
