@@ -99,7 +99,7 @@ pub(crate) mod tables {
 
     /// `search_exception_tables(addr)` found an entry.
     pub(crate) fn exception_at(addr: usize) -> bool {
-        // SAFETY: a lookup in the exception tables.
+        // SAFETY: a read-only lookup in the exception tables; any address may be asked.
         unsafe { !bindings::search_exception_tables(addr).is_null() }
     }
     /// `is_cfi_trap(addr)`: `addr` is the `ud2` of a kCFI check.
