@@ -62,6 +62,10 @@ BOOT_MARGIN = 600
 MODULE_CHECKS = ("hits-within-calls", "quiet-agg_a", "quiet-agg_b", "quiet-kretprobe", "quiet-opt",
                  "quiet-ftrace", "quiet-batch", "unregistered", "text", "errors", "kretprobe-null",
                  "orphan-int3", "violations")
+# The checks of the module's "faults" step, run where the kernel has fault injection (--debug
+# faults): each kind of registration with its n-th allocation failed, n = 1, 2, ...
+FAULT_KINDS = ("kprobe", "opt", "kretprobe", "ftrace", "batch")
+FAULT_CHECKS = tuple(f"faults-{k}" for k in FAULT_KINDS)
 SINGLE_PROBES = ("agg_a", "agg_b", "kretprobe", "opt", "ftrace")
 # Operations the stress must have performed at least once to count as a stress.
 REQUIRED_OPS = ("register", "unregister", "enable", "disable", "batch-register", "batch-unregister")
@@ -78,6 +82,8 @@ SPLATS = [
     ("kmemleak", re.compile(r"RKS kmemleak: unreferenced object")),
 ]
 TOGGLE_MODES = ("both", "optimization", "none")
+# The configuration whose /init runs the faults step (configs/debug-faults.config).
+FAULTS_CONFIG = "kunit-faults"
 # QEMU's TCG: one host thread for all vCPUs (single, our default), or one per vCPU (multi,
 # QEMU's default, which runs stale code after cross-vCPU text changes: see the docstring).
 TCG_MODES = {"multi": [], "single": ["-accel", "tcg,thread=single"]}
@@ -108,7 +114,10 @@ def add_args(p):
                    help="instead of --config, the KUnit kernel with a debug checker, one run per checker, "
                    f"comma-separated or 'all': {', '.join(common.DEBUG_CONFIGS)} (lockdep: PROVE_LOCKING and "
                    "DEBUG_ATOMIC_SLEEP; kasan: generic KASAN; kmemleak: scanned after rmmod; ubsan: UBSAN and "
-                   "the Rust overflow checks; list: DEBUG_LIST); any report fails the run")
+                   "the Rust overflow checks; list: DEBUG_LIST; faults: failslab and fail_page_alloc, with "
+                   "kmemleak: after the stress, each kind of registration (kprobe, optimizable kprobe, "
+                   "kretprobe, ftrace-site kprobe, batch of 4) with its n-th allocation failed, n = 1, 2, ...: "
+                   "-ENOMEM, nothing left behind, usable afterwards); any report fails the run")
     p.add_argument("--config", choices=CONFIGS, default=CONFIG,
                    help=f"kernel configuration booted (default {CONFIG}: SMP, no preemption, boosting; "
                    "kunit: SMP with preemption and DEBUG_KERNEL, the kernel the short stress of "
@@ -146,6 +155,7 @@ class Run:
         self.log = log
         self.secs = secs
         self.boot_error = boot_error
+        self.faults_expected = False  # set for the --debug faults kernel
         self.start = {}
         self.ops = {}
         self.optime = {}        # ms spent in each kind of registrar operation
@@ -155,6 +165,7 @@ class Run:
         self.shell = {}         # "RKS shell <key> <int>"
         self.listed = []        # kprobes/list after rmmod
         self.quiet_list = []
+        self.faults = {}        # kind -> {runs, injected, failed, tolerated, errnos}
         self.errors = []
         self.splats = {label: [] for label, _ in SPLATS}
         self.messages = {}      # normalized kprobes: message -> count
@@ -195,6 +206,8 @@ class Run:
                 self.listed.append(rest)
             elif kind == "quiet-list":
                 self.quiet_list.append(rest)
+            elif kind == "faults":
+                self.faults[f[0]] = _kv(f[1:])
             elif kind == "error":
                 self.errors.append(rest)
             elif kind == "end":
@@ -232,9 +245,12 @@ class Run:
         if not self.start or not self.done:
             # What a finished run must also show is not asked of a crashed or hung one.
             return out
-        for name in MODULE_CHECKS:
+        for name in MODULE_CHECKS + (FAULT_CHECKS if self.faults_expected else ()):
             if name not in self.checks:
                 out.append(f"check {name} was not reported")
+        if self.faults_expected and self.values.get("faults-done") != 1:
+            out.append("the faults step did not end (no RKS faults-done; faults-unavailable: "
+                       f"{self.values.get('faults-unavailable', 'no')})")
         if self.values.get("violations", 0):
             out.append(f"{self.values['violations']} handler run(s) while the probe was not registered+enabled")
         if self.values.get("stress-script") != "done":
@@ -282,7 +298,9 @@ def stress_one(impl, duration, timeout, toggles="both", tcg=DEFAULT_TCG, config=
             boot_error = str(e)
             text = log.read_text(errors="replace") if log.is_file() else ""
         secs = time.monotonic() - start
-    return Run(impl, text, log, secs, boot_error)
+    run = Run(impl, text, log, secs, boot_error)
+    run.faults_expected = config == FAULTS_CONFIG
+    return run
 
 
 def _hits_table(run, phase):
@@ -323,8 +341,14 @@ def report(run, duration):
         print("  kprobes/list in the quiet phase:")
         for ln in run.quiet_list:
             print(f"    {ln}")
+    if run.faults:
+        print("  faults step (registration with its n-th allocation failed, n = 1, 2, ... until none is "
+              "injected; failed: returned an error, tolerated: registered anyway):")
+        for kind in FAULT_KINDS:
+            f = run.faults.get(kind)
+            print(f"    {kind:10} " + (", ".join(f"{k} {v}" for k, v in f.items()) if f else "not reported"))
     print("  checks:")
-    for name in MODULE_CHECKS:
+    for name in MODULE_CHECKS + (FAULT_CHECKS if run.faults_expected else ()):
         ok, detail = run.checks.get(name, (None, "not reported" + ("" if run.done else " (the boot did not finish)")))
         print(f"    {'ok' if ok else '--' if ok is None and not run.done else 'FAIL':4} {name}: {detail}")
     listed = run.values.get("list-after-rmmod", "not reported")

@@ -37,7 +37,7 @@ RUST_ARCH_ARCHES = ("x86_64",)
 RUST_ARCH_KCONFIG = "KPROBES_RUST_ARCH"
 # Build configurations: a fragment under tools/testing/rkprobes/configs/ each, or a variant below.
 # The debug checkers `rkprobes stress --debug` can build in, a fragment debug-<name>.config each.
-DEBUG_CONFIGS = ("lockdep", "kasan", "kmemleak", "ubsan", "list")
+DEBUG_CONFIGS = ("lockdep", "kasan", "kmemleak", "ubsan", "list", "faults")
 CONFIG_NAMES = ("kunit", "run", "bench", "kunit-noftrace") + tuple(f"kunit-{d}" for d in DEBUG_CONFIGS)
 # Variants of a configuration: name -> (the configuration whose fragments it starts from, the
 # fragments applied after them). kunit-noftrace: the KUnit kernel without the function tracer

@@ -23,6 +23,9 @@
  *    runs plus nmissed must equal the calls exactly.
  * 3. "finish": everything unregistered, and the text of every probed
  *    function must be byte for byte what it was before the first probe.
+ * 4. "faults" (a kernel with CONFIG_FAULT_INJECTION, `--debug faults`): each
+ *    kind of registration with its n-th allocation failed, n = 1, 2, ...;
+ *    see rks_cmd_faults().
  *
  * The probes: two kprobes on rks_agg_target() (an aggregate; one has a post
  * handler), a kretprobe with maxactive 2 on rks_ret_target(), a kprobe on
@@ -1158,6 +1161,242 @@ static int rks_cmd_finish(void)
 	return 0;
 }
 
+/*
+ * "faults", after "finish" (no probe of ours registered): each kind of
+ * registration is called again and again with its n-th allocation failed,
+ * n = 1, 2, ...: current->fail_nth = n is what a write of n to
+ * /proc/thread-self/fail-nth does, and failslab and fail_page_alloc count
+ * down on it (/init makes them accept GFP_KERNEL and order-0 requests and
+ * keeps them quiet). The runs end when a call injects nothing. A call that
+ * failed must have failed because of the injection, with -ENOMEM, and left
+ * nothing behind: the text is the original, and registering the same probe
+ * again without injection works and its handler runs. A call that
+ * succeeded despite an injection (an allocation whose failure is tolerated,
+ * such as the optimizer's) must work as well. Results:
+ *   RKS faults <kind> runs=N injected=N failed=N tolerated=N errnos=<list>
+ *   RKS check faults-<kind> ok|FAIL <detail>
+ */
+#ifdef CONFIG_FAULT_INJECTION
+enum { RKS_F_KPROBE, RKS_F_OPT, RKS_F_KRETPROBE, RKS_F_FTRACE, RKS_F_BATCH, RKS_NR_F };
+static const char *const rks_f_names[RKS_NR_F] = {
+	"kprobe", "opt", "kretprobe", "ftrace", "batch"
+};
+static const char *const rks_f_check_names[RKS_NR_F] = {
+	"faults-kprobe", "faults-opt", "faults-kretprobe", "faults-ftrace", "faults-batch"
+};
+#define RKS_F_BATCH_N	4
+#define RKS_F_MAX_RUNS	400
+#define RKS_F_MAX_ERRNOS	4
+
+static struct kprobe rks_fkp[RKS_F_BATCH_N];
+static struct kprobe *rks_fkp_ptrs[RKS_F_BATCH_N];
+static struct kretprobe rks_fkrp;
+static atomic_t rks_f_hits;
+
+static int rks_f_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	atomic_inc(&rks_f_hits);
+	return 0;
+}
+
+static void rks_f_post(struct kprobe *kp, struct pt_regs *regs,
+		       unsigned long flags)
+{
+}
+
+static int rks_f_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	atomic_inc(&rks_f_hits);
+	return 0;
+}
+
+/* The functions kind `kind` probes: first and count. */
+static void rks_f_funcs(int kind, int *first, int *n)
+{
+	static const int single[RKS_NR_F] = {
+		[RKS_F_KPROBE] = RKS_T_AGG, [RKS_F_OPT] = RKS_T_OPT,
+		[RKS_F_KRETPROBE] = RKS_T_RET, [RKS_F_FTRACE] = RKS_T_FTRACE,
+	};
+
+	*first = kind == RKS_F_BATCH ? RKS_NR_TARGETS : single[kind];
+	*n = kind == RKS_F_BATCH ? RKS_F_BATCH_N : 1;
+}
+
+/* Fresh probe structures for `kind`, as a caller would set them up. */
+static void rks_f_setup(int kind)
+{
+	int i, first, n;
+
+	rks_f_funcs(kind, &first, &n);
+	memset(rks_fkp, 0, sizeof(rks_fkp));
+	memset(&rks_fkrp, 0, sizeof(rks_fkrp));
+	if (kind == RKS_F_KRETPROBE) {
+		rks_fkrp.kp.addr = rks_func_addr(first);
+		rks_fkrp.handler = rks_f_ret;
+		rks_fkrp.maxactive = 16;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		rks_fkp[i].addr = rks_func_addr(first + i);
+		rks_fkp[i].pre_handler = rks_f_pre;
+		/* A post handler keeps it on int3; "opt" is left optimizable. */
+		if (kind == RKS_F_KPROBE)
+			rks_fkp[i].post_handler = rks_f_post;
+		rks_fkp_ptrs[i] = &rks_fkp[i];
+	}
+}
+
+static int rks_f_register(int kind)
+{
+	switch (kind) {
+	case RKS_F_KRETPROBE:
+		return register_kretprobe(&rks_fkrp);
+	case RKS_F_BATCH:
+		return register_kprobes(rks_fkp_ptrs, RKS_F_BATCH_N);
+	default:
+		return register_kprobe(&rks_fkp[0]);
+	}
+}
+
+static void rks_f_unregister(int kind)
+{
+	switch (kind) {
+	case RKS_F_KRETPROBE:
+		unregister_kretprobe(&rks_fkrp);
+		break;
+	case RKS_F_BATCH:
+		unregister_kprobes(rks_fkp_ptrs, RKS_F_BATCH_N);
+		break;
+	default:
+		unregister_kprobe(&rks_fkp[0]);
+		break;
+	}
+}
+
+/* Registered (without injection): do the handlers run? Then unregister. */
+static bool rks_f_works(int kind)
+{
+	int i, first, n, before = atomic_read(&rks_f_hits);
+
+	rks_f_funcs(kind, &first, &n);
+	for (i = 0; i < n; i++)
+		rks_call(first + i);
+	rks_f_unregister(kind);
+	return atomic_read(&rks_f_hits) - before == n;
+}
+
+/* The text of `kind`'s functions is the original (waits for the optimizer). */
+static bool rks_f_text_clean(int kind)
+{
+	unsigned long deadline = jiffies + 20 * HZ;
+	int i, first, n;
+
+	rks_f_funcs(kind, &first, &n);
+	for (i = 0; i < n; i++)
+		while (memcmp(rks_func_addr(first + i), rks_saved_text[first + i],
+			      RKS_TEXT_BYTES)) {
+			if (!time_before(jiffies, deadline))
+				return false;
+			msleep(20);
+		}
+	return true;
+}
+
+static void rks_f_kind(int kind)
+{
+	int errnos[RKS_F_MAX_ERRNOS], nerr = 0, runs = 0, injected = 0;
+	int failed = 0, tolerated = 0, n, i, ret = 0;
+	unsigned int left = 0;
+	char bad[96] = "", list[48] = "";
+
+	for (n = 1; n <= RKS_F_MAX_RUNS; n++) {
+		rks_f_setup(kind);
+		WRITE_ONCE(current->fail_nth, n);
+		ret = rks_f_register(kind);
+		left = READ_ONCE(current->fail_nth);
+		WRITE_ONCE(current->fail_nth, 0);
+		runs++;
+		if (left) {
+			/* Nothing was injected: every allocation had its turn. */
+			if (ret)
+				snprintf(bad, sizeof(bad), "failed with %d without an injection", ret);
+			else if (!rks_f_works(kind))
+				snprintf(bad, sizeof(bad), "handler did not run after the last run");
+			break;
+		}
+		injected++;
+		if (!ret) {
+			tolerated++;
+			if (!rks_f_works(kind)) {
+				snprintf(bad, sizeof(bad), "n=%d: registered despite the injection but its handler did not run", n);
+				break;
+			}
+			continue;
+		}
+		failed++;
+		for (i = 0; i < nerr && errnos[i] != ret; i++)
+			;
+		if (i == nerr && nerr < RKS_F_MAX_ERRNOS)
+			errnos[nerr++] = ret;
+		if (ret != -ENOMEM) {
+			snprintf(bad, sizeof(bad), "n=%d: failed with %d, not -ENOMEM", n, ret);
+			break;
+		}
+		if (!rks_f_text_clean(kind)) {
+			snprintf(bad, sizeof(bad), "n=%d: the text is not the original after the failure", n);
+			break;
+		}
+		rks_f_setup(kind);
+		ret = rks_f_register(kind);
+		if (ret) {
+			snprintf(bad, sizeof(bad), "n=%d: registering again without injection failed: %d", n, ret);
+			break;
+		}
+		if (!rks_f_works(kind)) {
+			snprintf(bad, sizeof(bad), "n=%d: registered again but its handler did not run", n);
+			break;
+		}
+	}
+	if (!bad[0] && n > RKS_F_MAX_RUNS)
+		snprintf(bad, sizeof(bad), "still injecting after %d runs", RKS_F_MAX_RUNS);
+	if (!bad[0] && !rks_f_text_clean(kind))
+		snprintf(bad, sizeof(bad), "the text is not the original at the end");
+	for (i = 0; i < nerr; i++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%d",
+			 i ? "," : "", errnos[i]);
+	pr_info("RKS faults %s runs=%d injected=%d failed=%d tolerated=%d errnos=%s\n",
+		rks_f_names[kind], runs, injected, failed, tolerated, nerr ? list : "none");
+	/*
+	 * A kind may have no failing run: a kprobe whose slot page has room
+	 * allocates nothing it cannot do without (the optimizer's aggregate
+	 * is optional), and the nested allocations of kmemleak fall back to
+	 * its pool. The counts above say so.
+	 */
+	rks_check(rks_f_check_names[kind], !bad[0], "%s",
+		  bad[0] ? bad : failed ?
+		  "every injected failure returned -ENOMEM and left nothing behind; every registration that went through works" :
+		  "no injected failure made the registration fail; every registration that went through works");
+}
+
+static int rks_cmd_faults(void)
+{
+	int kind;
+
+	if (rks_phase != RKS_FINISHED)
+		return -EINVAL;
+	for (kind = 0; kind < RKS_NR_F; kind++)
+		rks_f_kind(kind);
+	pr_info("RKS faults-done 1\n");
+	return 0;
+}
+#else
+static int rks_cmd_faults(void)
+{
+	pr_info("RKS faults-unavailable 1\n");
+	return 0;
+}
+#endif
+
 static ssize_t rks_ctl_write(struct file *file, const char __user *ubuf,
 			     size_t len, loff_t *ppos)
 {
@@ -1179,6 +1418,8 @@ static ssize_t rks_ctl_write(struct file *file, const char __user *ubuf,
 		ret = rks_cmd_quiet_run();
 	else if (!strcmp(cmd, "finish"))
 		ret = rks_cmd_finish();
+	else if (!strcmp(cmd, "faults"))
+		ret = rks_cmd_faults();
 	mutex_unlock(&rks_mutex);
 	if (ret)
 		pr_err("RKS error command '%s' %d\n", cmd, ret);

@@ -137,6 +137,20 @@ grep -E 'rks_(agg|opt|ret|ftrace)_target' $KP/list | while read -r ln; do say "R
 say "RKS quiet-optimized $(grep -c 'rks_opt_target.*OPTIMIZED' $KP/list)"
 ctl quiet-run
 ctl finish
+# With fault injection built in (rkprobes stress --debug faults): the module
+# registers each kind of probe with its n-th allocation failed. failslab and
+# fail_page_alloc leave GFP_KERNEL, highmem (vmalloc) and order-0 requests
+# alone by default: count them all, and print nothing per injection.
+FI=/sys/kernel/debug
+if [ -d $FI/failslab ]; then
+	for d in $FI/failslab $FI/fail_page_alloc; do
+		echo N > $d/ignore-gfp-wait
+		echo 0 > $d/verbose
+	done
+	echo N > $FI/fail_page_alloc/ignore-gfp-highmem
+	echo 0 > $FI/fail_page_alloc/min-order
+	ctl faults
+fi
 say "RKS list-before-rmmod $(grep -c rkprobes_stress $KP/list)"
 rmmod rkprobes_stress
 say "RKS rmmod $?"
