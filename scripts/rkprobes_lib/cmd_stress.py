@@ -19,7 +19,9 @@ bound kthread on every CPU and from a per-CPU hrtimer, while a registrar kthread
 unregisters, enables and disables single probes (an aggregate of two kprobes, a kretprobe with
 maxactive 2, an optimizable kprobe, a kprobe on an ftrace site) and a batch of 128, and the
 /init (stress-init.sh) toggles kprobes/enabled and the optimization sysctl and churns
-kprobe_events. Then a quiet phase counts hits exactly, and the module checks that its handlers
+kprobe_events and loads and unloads rks_target.ko, on which a churn thread of the module registers
+probes (ftrace-based, int3, kretprobe, init text: GONE when the module goes) while it starts tasks
+that exit inside a kretprobe'd function. Then a quiet phase counts hits exactly, and the module checks that its handlers
 only ran while their probe was allowed to, that everything was unregistered and that the text
 of every probed function is back byte for byte.
 
@@ -36,8 +38,11 @@ from . import common, initramfs, kbuild, qemu
 from .common import Failure, banner, info
 
 STRESS_DIR = common.REPO / "tools" / "testing" / "rkprobes" / "stress"
-MODULE_SOURCES = ("Kbuild", "rks_main.c", "rks_fill.S", "rks_fill.h")
+MODULE_SOURCES = ("Kbuild", "rks_main.c", "rks_fill.S", "rks_fill.h", "rks_churn.c", "rks_churn.h",
+                  "rks_target.c")
 MODULE = "rkprobes_stress.ko"
+# The module /init loads and unloads while the stress module probes it.
+TARGET_MODULE = "rks_target.ko"
 INIT = STRESS_DIR / "stress-init.sh"
 ARCH = "x86_64"
 # The configurations the stress can boot (both have CONFIG_SMP; see the module docstring), and
@@ -61,7 +66,7 @@ BOOT_MARGIN = 600
 # The checks the module prints ("RKS check <name> ok|FAIL <detail>"); a missing one fails.
 MODULE_CHECKS = ("hits-within-calls", "quiet-agg_a", "quiet-agg_b", "quiet-kretprobe", "quiet-opt",
                  "quiet-ftrace", "quiet-batch", "unregistered", "text", "errors", "kretprobe-null",
-                 "orphan-int3", "violations")
+                 "orphan-int3", "violations", "task-exit", "module-churn")
 # The checks of the module's "faults" step, run where the kernel has fault injection (--debug
 # faults): each kind of registration with its n-th allocation failed, n = 1, 2, ...
 FAULT_KINDS = ("kprobe", "opt", "kretprobe", "ftrace", "batch")
@@ -124,11 +129,12 @@ def add_args(p):
                    "`rkprobes test` boots)")
 
 
-def build_module(bdir):
-    """Build rkprobes_stress.ko out of tree against the kernel in `bdir`; returns the .ko."""
+def build_modules(bdir):
+    """Build rkprobes_stress.ko and rks_target.ko out of tree against the kernel in `bdir`;
+    returns both .ko paths."""
     return kbuild.build_external_modules(ARCH, bdir, "rkprobes-stress",
-                                         [STRESS_DIR / n for n in MODULE_SOURCES], [MODULE],
-                                         fail_on_warnings=True)[0]
+                                         [STRESS_DIR / n for n in MODULE_SOURCES], [MODULE, TARGET_MODULE],
+                                         fail_on_warnings=True)
 
 
 def _kv(fields):
@@ -166,6 +172,9 @@ class Run:
         self.listed = []        # kprobes/list after rmmod
         self.quiet_list = []
         self.faults = {}        # kind -> {runs, injected, failed, tolerated, errnos}
+        self.churn_probes = {}  # probe on rks_target -> {attempts, registered, enoent, ...}
+        self.churn_tasks = {}   # {started, exited, calls, entries, ...}
+        self.churn_modules = {}  # {loaded, unloaded, init-probe-gone, ...}
         self.errors = []
         self.splats = {label: [] for label, _ in SPLATS}
         self.messages = {}      # normalized kprobes: message -> count
@@ -208,6 +217,12 @@ class Run:
                 self.quiet_list.append(rest)
             elif kind == "faults":
                 self.faults[f[0]] = _kv(f[1:])
+            elif kind == "churn-probe":
+                self.churn_probes[f[0]] = _kv(f[1:])
+            elif kind == "churn-tasks":
+                self.churn_tasks = _kv(f)
+            elif kind == "churn-modules":
+                self.churn_modules = _kv(f)
             elif kind == "error":
                 self.errors.append(rest)
             elif kind == "end":
@@ -267,11 +282,16 @@ class Run:
         for key in ("rmmod", "list-before-rmmod", "list-after-rmmod", "events-left"):
             if self.values.get(key) != 0:
                 out.append(f"{key}: {self.values.get(key, 'not reported')} (0 expected)")
-        if self.shell.get("events-errors", 0):
-            out.append(f"{self.shell['events-errors']} kprobe_events write(s) failed")
+        for key in ("events-errors", "module-errors"):
+            if self.shell.get(key, 0):
+                out.append(f"{self.shell[key]} {key} in the /init loops")
         loops = {"both": ("enabled-toggles", "optimization-toggles"),
                  "optimization": ("optimization-toggles",)}.get(self.values.get("toggles"), ())
-        for key in loops + ("events",):
+        m = self.churn_modules
+        if self.values.get("toggles") != "both" and m and m.get("exact") != m.get("loaded"):
+            out.append(f"rks_target's own probe missed hits on {m.get('loaded', 0) - m.get('exact', 0)} of "
+                       f"{m.get('loaded')} loads, with kprobes/enabled never toggled")
+        for key in loops + ("events", "module-loads"):
             if not self.shell.get(key):
                 out.append(f"the /init loop '{key}' did nothing")
         return out
@@ -283,8 +303,8 @@ def stress_one(impl, duration, timeout, toggles="both", tcg=DEFAULT_TCG, config=
     runs 4 vCPUs on this machine's 2 cores."""
     with common.build_lock():
         bdir = kbuild.build(ARCH, impl, config)
-        ko = build_module(bdir)
-        initrd = initramfs.pack(bdir, "stress-initramfs", INIT, [ko])
+        kos = build_modules(bdir)
+        initrd = initramfs.pack(bdir, "stress-initramfs", INIT, kos)
         log = bdir / "stress-console.log"
         start = time.monotonic()
         boot_error = None
@@ -341,6 +361,17 @@ def report(run, duration):
         print("  kprobes/list in the quiet phase:")
         for ln in run.quiet_list:
             print(f"    {ln}")
+    if run.churn_modules or run.churn_probes:
+        m = run.churn_modules
+        print(f"  module churn: rks_target loaded {m.get('loaded', '?')}, unloaded {m.get('unloaded', '?')}; "
+              f"its init-text probe GONE at {m.get('init-probe-gone', '?')} exits; its own probe's hits "
+              f"{m.get('hits', '?')} of {m.get('calls', '?')} calls ({m.get('exact', '?')} loads exact)")
+        print("    probes of the churn thread on it (registration result, GONE at unregistration, handler runs):")
+        for name, v in run.churn_probes.items():
+            print(f"    {name:14} " + ", ".join(f"{k} {x}" for k, x in v.items()))
+    if run.churn_tasks:
+        print("  task churn (tasks exiting inside a kretprobe'd function): "
+              + ", ".join(f"{k} {v}" for k, v in run.churn_tasks.items()))
     if run.faults:
         print("  faults step (registration with its n-th allocation failed, n = 1, 2, ... until none is "
               "injected; failed: returned an error, tolerated: registered anyway):")

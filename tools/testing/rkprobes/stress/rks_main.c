@@ -14,9 +14,11 @@
  *    a registrar kthread registers every probe, does each kind of operation
  *    once (its script; the phase lasts until it is done), then registers and
  *    unregisters single probes and a batch of 128 (register_kprobes), and
- *    enables and disables them, at random. Meanwhile /init toggles
- *    kprobes/enabled and the optimization sysctl and churns kprobe_events.
- *    "stop" joins the threads and reports.
+ *    enables and disables them, at random; a churn kthread (rks_churn.c)
+ *    registers probes on rks_target.ko, which /init loads and unloads in a
+ *    loop, and starts tasks that exit inside a kretprobe'd function.
+ *    Meanwhile /init toggles kprobes/enabled and the optimization sysctl and
+ *    churns kprobe_events. "stop" joins the threads and reports.
  * 2. Quiet ("quiet-arm", "quiet-run"): every probe registered and enabled
  *    (the kretprobe with enough instances for every CPU), nothing else
  *    changing, each CPU calls each target `quiet_calls` times: then handler
@@ -79,6 +81,7 @@
 #include <asm/text-patching.h>
 #endif
 
+#include "rks_churn.h"
 #include "rks_fill.h"
 
 static unsigned int duration = 10;
@@ -677,6 +680,11 @@ static bool rks_stress_on(void)
 	       (time_before(jiffies, rks_end) || !READ_ONCE(rks_script_done));
 }
 
+bool rks_stress_running(void)
+{
+	return rks_stress_on();
+}
+
 /*
  * One operation, at random: on a single probe five times in six, on the
  * batch once in six. Returns the kind of operation.
@@ -999,6 +1007,7 @@ static int rks_cmd_stop(void)
 		msleep(50);
 	pr_info("RKS stress-script %s\n", READ_ONCE(rks_script_done) ? "done" : "NOT DONE");
 	rks_stop_stress();
+	rks_churn_stop();
 	rks_phase = RKS_STOPPED;
 	rks_report_stress();
 	return 0;
@@ -1118,6 +1127,7 @@ static int rks_cmd_finish(void)
 		violations += atomic_long_read(&p->violations);
 	}
 	rks_phase = RKS_FINISHED;
+	rks_churn_finish();
 	rks_check("unregistered", !left && !unbalanced,
 		  "%lu registrations, %lu unregistrations, %d probe(s) still registered, %d unbalanced",
 		  regs, unregs, left, unbalanced);
@@ -1491,6 +1501,7 @@ static int __init rks_init(void)
 #endif
 	rks_phase = RKS_RUNNING;
 	n = rks_start_per_cpu(rks_hitter_fn, "rks_hit");
+	rks_churn_start();
 	rks_registrar = kthread_create(rks_registrar_fn, NULL, "rks_reg");
 	if (IS_ERR(rks_registrar)) {
 		pr_err("RKS error kthread rks_reg %ld\n", PTR_ERR(rks_registrar));
@@ -1509,8 +1520,10 @@ static void __exit rks_exit(void)
 {
 	debugfs_remove_recursive(rks_dir);
 	mutex_lock(&rks_mutex);
-	if (rks_phase == RKS_RUNNING)
+	if (rks_phase == RKS_RUNNING) {
 		rks_stop_stress();
+		rks_churn_stop();
+	}
 	rks_unregister_all();
 	mutex_unlock(&rks_mutex);
 #ifdef CONFIG_X86

@@ -7,7 +7,9 @@
 # toggles /sys/kernel/debug/kprobes/enabled and the
 # debug.kprobes-optimization sysctl, churns kprobe_events (p: and r: probes
 # on vfs_read, a p: probe on the module's ftrace-site target, each defined,
-# enabled, disabled and removed) and samples kprobes/list. Then it stops the
+# enabled, disabled and removed), loads and unloads rks_target.ko (the
+# module's churn thread probes it; a kprobe event waits on it) and samples
+# kprobes/list. Then it stops the
 # loops, puts both switches back on and drives the module's quiet phase and
 # final checks through its debugfs ctl file, unloads it and shows what
 # kprobes/list still holds. The module prints "RKS ..." lines, this script
@@ -88,6 +90,30 @@ churn_events() {	# kprobe_events churn
 	say "RKS shell events-errors $err"
 }
 
+churn_module() {	# rks_target.ko loaded and unloaded, a kprobe event kept on it
+	n=0
+	u=0
+	err=0
+	# An event on a module that may not be loaded: trace_kprobe registers it
+	# whenever the module comes.
+	echo "p:rks/tgt rks_target:rks_tgt_work" >> $TR/kprobe_events || err=$((err + 1))
+	echo 1 > $TR/events/rks/tgt/enable || err=$((err + 1))
+	while [ ! -e /stop ]; do
+		insmod /lib/modules/rks_target.ko && n=$((n + 1))
+		usleep 100000
+		rmmod rks_target && u=$((u + 1))
+		usleep 20000
+	done
+	echo 0 > $TR/events/rks/tgt/enable || err=$((err + 1))
+	echo "-:rks/tgt" >> $TR/kprobe_events || err=$((err + 1))
+	if grep -q '^rks_target ' /proc/modules; then
+		rmmod rks_target && u=$((u + 1))
+	fi
+	say "RKS shell module-loads $n"
+	say "RKS shell module-unloads $u"
+	say "RKS shell module-errors $err"
+}
+
 sample_list() {	# how often rks_opt_target's probe is seen optimized
 	n=0
 	o=0
@@ -115,6 +141,7 @@ optimization)
 	;;
 esac
 churn_events &
+churn_module &
 sample_list &
 sleep "$DURATION"
 # Joins the module's threads, once its registrar has done every kind of

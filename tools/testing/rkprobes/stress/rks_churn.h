@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Module and task churn of the stress (rks_churn.c), and what the churned
+ * target module (rks_target.c) reports to it.
+ */
+#ifndef RKS_CHURN_H
+#define RKS_CHURN_H
+
+#include <linux/types.h>
+
+/* Calls of each of its functions that rks_target makes in its init. */
+#define RKS_TGT_INIT_CALLS	20
+
+/* Called by rks_target at the end of its init and in its exit. */
+void rks_churn_target_loaded(int init_ret, int work_ret, unsigned long init_hits,
+			     unsigned long work_hits, unsigned long calls);
+void rks_churn_target_unloaded(bool init_gone, unsigned long work_hits,
+			       unsigned long calls);
+
+/* rks_churn.c, for rks_main.c: at module init, "stop", "finish" and exit. */
+int rks_churn_start(void);
+void rks_churn_stop(void);
+void rks_churn_finish(void);
+
+/* rks_main.c, for rks_churn.c: whether the stress phase goes on. */
+bool rks_stress_running(void);
+
+#endif /* RKS_CHURN_H */
