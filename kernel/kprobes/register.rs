@@ -27,8 +27,9 @@ use super::optimizer::{
 };
 use super::report::{Message, WarnSite};
 use super::store::{
-    flags_disabled, flags_ftrace, flags_gone, hash_ptr, KprobeState, KPROBE_FLAG_DISABLED,
-    KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_ON_FUNC_ENTRY, KPROBE_FLAG_OPTIMIZED,
+    flags_disabled, flags_ftrace, flags_gone, hash_ptr, KprobeState, OptQueue,
+    KPROBE_FLAG_DISABLED, KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_ON_FUNC_ENTRY,
+    KPROBE_FLAG_OPTIMIZED,
 };
 use super::table::{
     aggr_kprobe_disabled, for_each_kprobe, get_kprobe, get_valid_kprobe, kprobe_unused,
@@ -241,7 +242,15 @@ fn arm_kprobe_locked<A: Arch>(a: &A, st: &KprobeState, p: A::Probe) {
 fn disarm_kprobe_locked<A: Arch>(a: &A, st: &KprobeState, p: A::Probe, reopt: bool) {
     a.assert_text_mutex_held();
     unoptimize_kprobe(a, p, st.all_disarmed);
-    if !kprobe_queued(a, p) {
+    // A queued probe is left to the optimizer, which disarms only DISABLED ones. That is what a
+    // probe being disabled needs, but a global disarm does not set DISABLED: upstream 6.12 then
+    // leaves the breakpoint of a probe found waiting on the freeing list (forced there just now,
+    // its unoptimization having been queued by the optimization sysctl, or revived there) while
+    // kprobes are globally disabled, and once that probe is disabled and unregistered in this
+    // state the breakpoint stays without its kprobe: an "Oops: int3" on the next hit (README,
+    // "The kprobes/enabled race"). On the freeing list the jump is already gone, so the global
+    // disarm disarms it here.
+    if !kprobe_queued(a, p) || (st.all_disarmed && a.queue_contains(OptQueue::Freeing, p)) {
         a.disarm_kprobe(p);
         if let Some(op) = get_optimized_kprobe(a, a.addr(p)) {
             if reopt {

@@ -18,6 +18,7 @@ use rkprobes_core::store::{
     ProbeStore, KPROBE_FLAG_DISABLED, KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE,
     KPROBE_FLAG_ON_FUNC_ENTRY, KPROBE_FLAG_OPTIMIZED,
 };
+use rkprobes_core::optimizer::unoptimize_kprobe;
 use rkprobes_core::table::get_kprobe;
 use rkprobes_core::text::FtraceOps;
 use sim::{Call, HandlerSpec, Sim, INT3, JMP, MOD_CORE};
@@ -618,12 +619,12 @@ fn optimization_sysctl() {
 }
 
 #[test]
-fn revived_from_freeing_list_survives_global_disarm_upstream_bug() {
-    // Upstream 6.12 sequence, kept bit for bit: an unused optimized aggregate is forced onto the
-    // freeing list by a probe armed under its jump, then revived by a new probe whose
-    // re-optimization is refused. It is still "queued", so a global disarm skips
-    // arch_disarm_kprobe() and the optimizer does not disarm it either (not DISABLED): the int3
-    // stays while kprobes are globally disabled.
+fn revived_from_freeing_list_is_disarmed_globally() {
+    // An unused optimized aggregate is forced onto the freeing list by a probe armed under its
+    // jump, then revived by a new probe whose re-optimization is refused. It is still "queued",
+    // so a global disarm skips arch_disarm_kprobe() and leaves it to the optimizer, which in
+    // upstream 6.12 disarms only DISABLED probes: C leaves this int3 while kprobes are globally
+    // disabled. The Rust core disarms it there (see the next test).
     let s = Opt::new();
     let addr = s.sym("func_a");
     let p1 = probe(&s, "func_a", 0);
@@ -640,9 +641,52 @@ fn revived_from_freeing_list_survives_global_disarm_upstream_bug() {
     assert_eq!(s.text_at(addr + 1), s.original_at(addr + 1));
     assert_eq!(
         s.text_at(addr),
-        INT3,
-        "upstream leaves this breakpoint armed"
+        s.original_at(addr),
+        "nothing armed while kprobes are globally disabled (upstream leaves an int3 here)"
     );
+    arm_all_kprobes(&s);
+    assert_eq!(s.text_at(addr), INT3, "armed again with the others");
+    unregister_kprobes(&s, &[inner, p0]);
+    s.run_optimizer();
+    assert!(s.text_pristine());
+}
+
+#[test]
+fn global_disarm_racing_the_optimization_sysctl() {
+    // Upstream 6.12 race, an "Oops: int3" on C under QEMU (README, "The kprobes/enabled race"):
+    // writing 0 to debug.kprobes-optimization queues every optimized probe for unoptimizing and
+    // drops kprobe_mutex to wait for the optimizer; a write of 0 to kprobes/enabled takes the
+    // mutex first and force-unoptimizes the queued probe (an int3 again), moving it to the
+    // freeing list, and so does not disarm it; the optimizer disarms only DISABLED probes. The
+    // probe is then disabled and unregistered while kprobes are globally disarmed, which does
+    // not touch the text: its int3 stays without a kprobe. The Rust core disarms it in the
+    // optimizer, and the text is the original at every step.
+    let s = Opt::new();
+    let addr = s.sym("func_a");
+    let p = probe(&s, "func_a", 0);
+    register_kprobe(&s, p).unwrap();
+    s.run_optimizer();
+    assert_eq!(s.text_at(addr), JMP);
+    let ap = get_kprobe(&s, addr).expect("the aggregate");
+    {
+        // unoptimize_all_kprobes() up to its wait_for_kprobe_optimizer().
+        let _st = s.kprobe_mutex();
+        s.cpus_read_locked(|| unoptimize_kprobe(&s, ap, false));
+    }
+    assert_eq!(s.text_at(addr), JMP, "queued, not yet unoptimized");
+    let sw = disarm_all_kprobes(&s);
+    assert_eq!((sw.changed, sw.total, sw.errors), (true, 1, 0));
+    assert_eq!(
+        s.text_at(addr),
+        s.original_at(addr),
+        "globally disarmed once the write returned (C: int3)"
+    );
+    disable_kprobe(&s, p).unwrap();
+    unregister_kprobe(&s, p);
+    s.run_optimizer();
+    assert!(s.text_pristine(), "no breakpoint left without its kprobe");
+    arm_all_kprobes(&s);
+    assert!(s.text_pristine());
 }
 
 #[test]
