@@ -10,7 +10,9 @@
  *   text (rks_tgt_init_work(), which only a coming module accepts). Then it
  *   either waits until the module is gone (the probe GONE, at most 2 s) or
  *   keeps the probe a few ms, and unregisters it. Registration may fail only
- *   as C fails it when the module is absent or going: -ENOENT or -EINVAL.
+ *   as C fails it when the module is absent or going: -ENOENT or -EINVAL;
+ *   and on init text -EILSEQ, when the module's init returned between the
+ *   address checks and the arch's (which no longer finds the init symbol).
  *   rks_target reports its own probes (on its init text: GONE once init
  *   returned) through rks_churn_target_loaded()/_unloaded().
  *
@@ -58,7 +60,7 @@ struct rks_mprobe {
 	struct kprobe kp;
 	struct kretprobe rp;
 	int registered;
-	unsigned long attempts, regs, enoent, einval, other, gone;
+	unsigned long attempts, regs, enoent, einval, eilseq, other, gone;
 	int other_errno;
 	atomic_long_t hits, returns, violations;
 };
@@ -189,6 +191,8 @@ static void rks_mp_round(void)
 			m->enoent++;
 		else if (ret == -EINVAL)
 			m->einval++;
+		else if (ret == -EILSEQ && m == &rks_mprobes[RKS_MP_INIT])
+			m->eilseq++;
 		else if (!m->other++)
 			m->other_errno = ret;
 		return;
@@ -417,8 +421,8 @@ void rks_churn_stop(void)
 	for (i = 0; i < RKS_NR_MP; i++) {
 		struct rks_mprobe *m = &rks_mprobes[i];
 
-		pr_info("RKS churn-probe %s attempts=%lu registered=%lu enoent=%lu einval=%lu other=%lu gone=%lu hits=%ld returns=%ld violations=%ld\n",
-			m->name, m->attempts, m->regs, m->enoent, m->einval, m->other,
+		pr_info("RKS churn-probe %s attempts=%lu registered=%lu enoent=%lu einval=%lu eilseq=%lu other=%lu gone=%lu hits=%ld returns=%ld violations=%ld\n",
+			m->name, m->attempts, m->regs, m->enoent, m->einval, m->eilseq, m->other,
 			m->gone, atomic_long_read(&m->hits), atomic_long_read(&m->returns),
 			atomic_long_read(&m->violations));
 		if (m->other)
