@@ -372,10 +372,13 @@ def build_lock():
     lock_path = Path(tempfile.gettempdir()) / f"rkprobes-build-{os.getuid()}.lock"
     with open(lock_path, "w") as f, _build_queue_ticket(lock_path.with_suffix(".queue")) as first:
         try:
+            # First come, first served: flock alone lets a later waiter win, and so would taking
+            # a lock that was just released while an older waiter sleeps between its polls.
+            if not first():
+                raise BlockingIOError
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             info("another rkprobes build holds the build lock; waiting for it")
-            # First come, first served: flock alone lets a later waiter win.
             while not first():
                 time.sleep(1)
             fcntl.flock(f, fcntl.LOCK_EX)

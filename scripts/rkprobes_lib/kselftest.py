@@ -142,7 +142,7 @@ def run(res, arch, impl, timeout):
     try:
         bdir = kbuild.build(arch, impl, "kunit")
         kos = [bdir / m for m in SAMPLE_MODULES if (bdir / m).is_file()]
-        initrd = initramfs.pack(bdir, "kselftest-initramfs", INIT, kos, files=_files())
+        initrd = initramfs.pack(bdir, "kselftest-initramfs", INIT, kos, files=_files(), arch=arch)
     except Failure as e:
         res.add(name, failed=len(names) or 1, note=str(e))
         return None

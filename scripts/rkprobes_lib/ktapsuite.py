@@ -81,7 +81,7 @@ def boot(arch, impl, suite, stem, marker, init, build_modules, append, timeout, 
     `<stem>-ktap.log`, `<stem>.json`); `build_modules(arch, bdir)` returns the modules."""
     bdir = kbuild.build(arch, impl, "kunit")
     kos = build_modules(arch, bdir)
-    initrd = initramfs.pack(bdir, f"{stem}-initramfs", init, kos)
+    initrd = initramfs.pack(bdir, f"{stem}-initramfs", init, kos, arch=arch)
     log = bdir / f"{stem}-console.log"
     boot_error = None
     try:

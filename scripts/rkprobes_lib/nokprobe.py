@@ -65,7 +65,7 @@ def run(res, arch, impl, timeout):
         kos = kbuild.build_external_modules(arch, bdir, "rkprobes-nokprobe",
                                             [DIR / "Kbuild", DIR / "rkprobes_nokprobe.c"], (MODULE,),
                                             fail_on_warnings=True)
-        initrd = initramfs.pack(bdir, "nokprobe-initramfs", INIT, kos, files={"symbols": syms_path})
+        initrd = initramfs.pack(bdir, "nokprobe-initramfs", INIT, kos, files={"symbols": syms_path}, arch=arch)
     except Failure as e:
         res.add(name, failed=1, note=str(e))
         return None

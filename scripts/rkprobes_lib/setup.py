@@ -2,7 +2,8 @@
 """`rkprobes setup`: install, idempotently, what a fresh Debian bookworm machine lacks.
 
 Everything comes from Debian (bookworm, bookworm-security, bookworm-backports
-for QEMU 10.0) and crates.io (bindgen-cli); nothing else is downloaded.
+for QEMU 10.0; the guests' static busybox from bookworm, trixie and forky) and
+crates.io (bindgen-cli); nothing else is downloaded.
 """
 
 import os
@@ -11,7 +12,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from . import common
+from . import common, initramfs
 from .common import Failure, info
 
 APT_PACKAGES = [
@@ -29,6 +30,21 @@ BACKPORTS_PACKAGES = ["qemu-system-x86", "qemu-system-arm", "qemu-system-misc", 
                       "qemu-system-s390x"]
 BACKPORTS_SOURCE = Path("/etc/apt/sources.list.d/rkprobes-bookworm-backports.sources")
 BINDGEN_VERSION = "0.73.2"
+
+# The static busybox of each non-x86 guest: Debian's busybox-static of that architecture,
+# downloaded (never installed: dpkg does not learn of the architecture) with a private apt
+# configuration under the cache and unpacked to initramfs.busybox_path(arch).
+# arch -> (Debian architecture, suites of the Debian archive to try in order, why those).
+DEBIAN_ARCHIVE = "http://deb.debian.org/debian"
+BUSYBOX_DEBIAN = {
+    "arm64": ("arm64", ("bookworm",), ""),
+    "riscv": ("riscv64", ("trixie",), "riscv64 is a Debian release architecture from trixie (13) on"),
+    "loongarch": ("loong64", ("forky", "sid"),
+                  "bookworm and trixie have no loong64; it is in the Debian archive from forky (14) "
+                  "and sid on, and the debian-ports archive is not reachable from this machine"),
+    "ppc64": ("ppc64el", ("bookworm",), ""),
+    "s390": ("s390x", ("bookworm",), ""),
+}
 
 
 def _out(cmd):
@@ -110,6 +126,11 @@ def check():
                          f"apt-get install linux-source-6.12={APT_PINS['linux-source-6.12']}"))
     elif not _pristine_ok():
         problems.append((f"the pristine tree {common.PRISTINE} is not unpacked", "scripts/rkprobes setup"))
+    # The other arches' busybox is fetched by `setup` and, when missing, by the first boot of
+    # that arch (initramfs.pack()): an x86_64-only run does not depend on it.
+    problem = initramfs.busybox_problem("x86_64")
+    if problem:
+        problems.append((f"the static busybox for the x86_64 guests: {problem}", "scripts/rkprobes setup"))
     return problems
 
 
@@ -121,13 +142,19 @@ def _pristine_ok():
     return "VERSION = 6" in text and "PATCHLEVEL = 12" in text and "SUBLEVEL = 117" in text
 
 
-def _apt(args):
+def _run_apt(args, cwd=None):
+    """Run apt-get; returns (command as text, CompletedProcess)."""
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     cmd = ["apt-get"] + args
     info("$ " + " ".join(cmd))
-    r = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    r = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=cwd)
+    return " ".join(cmd), r
+
+
+def _apt(args):
+    cmd, r = _run_apt(args)
     if r.returncode != 0:
-        raise Failure(f"'{' '.join(cmd)}' failed (exit {r.returncode}):\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
+        raise Failure(f"'{cmd}' failed (exit {r.returncode}):\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
 
 
 def _install_packages():
@@ -175,6 +202,98 @@ def _install_bindgen():
         raise Failure(f"cargo install bindgen-cli failed:\n{r.stderr[-3000:]}")
 
 
+def _private_apt_options(work, debarch):
+    """apt-get options that use only `work`'s sources, lists and cache, for `debarch` only.
+
+    The machine's sources, lists, pins and dpkg architectures are neither read for the
+    download nor changed; the rest of /etc/apt (a proxy, say) still applies.
+    """
+    return ["-o", f"Dir::Etc::SourceList={work / 'sources.list'}",
+            "-o", f"Dir::Etc::SourceParts={work / 'empty'}",
+            "-o", f"Dir::Etc::Preferences={work / 'preferences'}",
+            "-o", f"Dir::Etc::PreferencesParts={work / 'empty'}",
+            "-o", f"Dir::State::Lists={work / 'lists'}",
+            "-o", f"Dir::Cache={work / 'cache'}",
+            "-o", f"APT::Architectures::={debarch}",
+            # root's cache is not readable by the _apt user apt would otherwise download as.
+            "-o", "APT::Sandbox::User=root"]
+
+
+def _fetch_busybox_deb(arch, work):
+    """Download busybox-static:<debarch> into `work`/deb; returns (the .deb, the suite it came from).
+
+    apt checks the suite's InRelease against Debian's archive keyring and the .deb's
+    SHA256 against the signed Packages index.
+    """
+    debarch, suites, why = BUSYBOX_DEBIAN[arch]
+    errors = []
+    for suite in suites:
+        shutil.rmtree(work, ignore_errors=True)
+        for d in ("lists/partial", "cache/archives/partial", "empty", "deb"):
+            (work / d).mkdir(parents=True)
+        (work / "sources.list").write_text(
+            f"deb [arch={debarch} target=Packages signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
+            f"{DEBIAN_ARCHIVE} {suite} main\n")
+        opts = _private_apt_options(work, debarch)
+        cmd, r = _run_apt(opts + ["update"])
+        # apt-get update exits 0 on some fetch errors; "E:" lines say so.
+        if r.returncode != 0 or re.search(r"^(E|Err):", r.stdout + r.stderr, re.M):
+            errors.append(f"{suite}: '{cmd}' failed (exit {r.returncode}):\n{(r.stdout + r.stderr)[-1500:]}")
+            continue
+        cmd, r = _run_apt(opts + ["download", f"busybox-static:{debarch}"], cwd=work / "deb")
+        debs = sorted((work / "deb").glob("busybox-static_*.deb"))
+        if r.returncode != 0 or len(debs) != 1:
+            errors.append(f"{suite}: '{cmd}' failed (exit {r.returncode}):\n{(r.stdout + r.stderr)[-1500:]}")
+            continue
+        return debs[0], suite
+    raise Failure(f"cannot download busybox-static:{debarch} (the static busybox of the {arch} guests) "
+                  f"from {DEBIAN_ARCHIVE} {' or '.join(suites)}"
+                  + (f" ({why})" if why else "") + ":\n" + "\n".join(errors)
+                  + "\nIs deb.debian.org reachable (apt-get update)? Then run scripts/rkprobes setup again.")
+
+
+def provision_busybox(arch):
+    """Put Debian's static busybox for `arch` at initramfs.busybox_path(arch), unless it is there.
+
+    The binary is replaced atomically and only once its ELF header shows a static
+    executable of the right machine; the download's scratch directory is removed.
+    """
+    if arch == "x86_64" or initramfs.busybox_problem(arch) is None:
+        return
+    if arch not in BUSYBOX_DEBIAN:
+        raise Failure(f"no Debian architecture is known for the {arch} busybox; "
+                      f"add it to BUSYBOX_DEBIAN in {Path(__file__).name}")
+    debarch = BUSYBOX_DEBIAN[arch][0]
+    dest = initramfs.busybox_path(arch)
+    work = initramfs.BUSYBOX_CACHE / "apt" / arch
+    info(f"downloading busybox-static:{debarch} from Debian for the {arch} guests")
+    deb, suite = _fetch_busybox_deb(arch, work)
+    root = work / "root"
+    r = subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise Failure(f"dpkg-deb -x {deb} failed: {r.stderr.strip()}; delete {work} and run "
+                      "scripts/rkprobes setup again")
+    found = [p for p in (root / "bin" / "busybox", root / "usr" / "bin" / "busybox") if p.is_file()]
+    if not found:
+        raise Failure(f"{deb.name} has no /bin/busybox nor /usr/bin/busybox; "
+                      f"has Debian's busybox-static changed? (dpkg-deb -c {deb})")
+    problem = initramfs.elf_problem(found[0], arch)
+    if problem:
+        raise Failure(f"{deb.name} from {suite} is not what the {arch} guests need: {problem}")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name("busybox.tmp")
+    shutil.copyfile(found[0], tmp)
+    tmp.chmod(0o755)
+    tmp.rename(dest)
+    (dest.parent / "SOURCE").write_text(f"{DEBIAN_ARCHIVE} {suite} main {deb.name}\n")
+    shutil.rmtree(work, ignore_errors=True)
+    try:
+        work.parent.rmdir()
+    except OSError:
+        pass  # another arch's download is there
+    info(f"{dest}: {deb.name} ({suite}); {_out(['file', '-b', str(dest)]).strip() or 'static ELF checked'}")
+
+
 def unpack_pristine():
     """Unpack linux-source-6.12 once into the cache (atomically: a half unpack is never used)."""
     if _pristine_ok():
@@ -217,6 +336,8 @@ def cmd_setup(args):
         return 0
     _install_packages()
     _install_bindgen()
+    for arch in common.ARCHES:
+        provision_busybox(arch)
     if common.SOURCE_TARBALL.is_file():
         unpack_pristine()
     problems = check()
@@ -224,6 +345,7 @@ def cmd_setup(args):
         raise Failure("setup finished but the machine is still not right:\n"
                       + "\n".join(f"  - {p}\n    fix: {fix}" for p, fix in problems))
     info(f"setup: toolchain checked (rustc 1.96, clang/lld 22, bindgen 0.73, QEMU 10); "
-         f"Linux {common.KERNEL_VERSION} unpacked in {common.PRISTINE}")
+         f"Linux {common.KERNEL_VERSION} unpacked in {common.PRISTINE}; "
+         f"static busybox for {', '.join(common.ARCHES)} in place")
     return 0
 

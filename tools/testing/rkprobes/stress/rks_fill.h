@@ -5,7 +5,7 @@
 
 #define RKS_FILL_FUNCS		128
 
-/* RKS_FILL_FUNCS small functions (two eight-byte NOPs and a return). */
+/* RKS_FILL_FUNCS small functions (NOPs and a return: rks_fill.S). */
 extern void (*const rks_fill_funcs[RKS_FILL_FUNCS])(void);
 
 #endif /* RKS_FILL_H */

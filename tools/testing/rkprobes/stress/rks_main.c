@@ -96,8 +96,13 @@ static unsigned int quiet_calls = 2000;
 module_param(quiet_calls, uint, 0444);
 MODULE_PARM_DESC(quiet_calls, "calls of each target per CPU in the quiet phase (default 2000)");
 
+#ifdef CONFIG_X86
 /* nopl 0x0(%rax,%rax,1) with a 32-bit displacement: one 8-byte instruction. */
 #define RKS_NOP8	".byte 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00\n\t"
+#else
+/* Elsewhere two NOPs (eight bytes on the fixed-length ISAs). */
+#define RKS_NOP8	"nop\n\tnop\n\t"
+#endif
 /* Bytes of each probed function compared before and after. */
 #define RKS_TEXT_BYTES	16
 #define RKS_MAXACTIVE	2
@@ -109,7 +114,9 @@ MODULE_PARM_DESC(quiet_calls, "calls of each target per CPU in the quiet phase (
 /*
  * The probed functions. notrace, but for rks_ftrace_target(), so that their
  * probes take the int3 (or optimized) path; each starts with eight-byte NOPs
- * so that a probe on its entry can be copied, boosted and optimized.
+ * (on x86) so that a probe on its entry can be copied, boosted and optimized.
+ * Where kprobes has no ftrace path (arm64), rks_ftrace_target()'s probe is a
+ * breakpoint like the others.
  */
 static noinline notrace void rks_agg_target(void)
 {
