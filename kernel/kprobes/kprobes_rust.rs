@@ -26,6 +26,7 @@ pub mod optimizer;
 pub mod register;
 pub mod report;
 pub mod store;
+pub mod symindex;
 pub mod table;
 pub mod text;
 

@@ -131,19 +131,26 @@ pub fn register_kretprobes<A: KretprobeStore, R: Copy + Into<Option<A::Kretprobe
     if rps.is_empty() {
         return Err(Errno::EINVAL);
     }
-    for (i, &rp) in rps.iter().enumerate() {
-        let r = rp
+    let name_of = |i: usize| {
+        rps[i]
             .into()
-            .ok_or(Errno::EINVAL)
-            .and_then(|rp| register_kretprobe(a, rp));
-        if let Err(e) = r {
-            if i > 0 {
-                unregister_kretprobes(a, &rps[..i]);
+            .and_then(|rp| a.symbol_name(a.kretprobe_kp(rp)))
+    };
+    a.with_symbol_batch(rps.len(), name_of, || {
+        for (i, &rp) in rps.iter().enumerate() {
+            let r = rp
+                .into()
+                .ok_or(Errno::EINVAL)
+                .and_then(|rp| register_kretprobe(a, rp));
+            if let Err(e) = r {
+                if i > 0 {
+                    unregister_kretprobes(a, &rps[..i]);
+                }
+                return Err(e);
             }
-            return Err(e);
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// `unregister_kretprobes()`: tops and pool detach under the mutex, one grace period, bottoms.

@@ -410,19 +410,22 @@ pub fn register_kprobes<A: Platform, P: Copy + Into<Option<A::Probe>>>(a: &A, kp
     if kps.is_empty() {
         return Err(Errno::EINVAL);
     }
-    for (i, &p) in kps.iter().enumerate() {
-        let r = p
-            .into()
-            .ok_or(Errno::EINVAL)
-            .and_then(|p| register_kprobe(a, p));
-        if let Err(e) = r {
-            if i > 0 {
-                unregister_kprobes(a, &kps[..i]);
+    let name_of = |i: usize| kps[i].into().and_then(|p| a.symbol_name(p));
+    a.with_symbol_batch(kps.len(), name_of, || {
+        for (i, &p) in kps.iter().enumerate() {
+            let r = p
+                .into()
+                .ok_or(Errno::EINVAL)
+                .and_then(|p| register_kprobe(a, p));
+            if let Err(e) = r {
+                if i > 0 {
+                    unregister_kprobes(a, &kps[..i]);
+                }
+                return Err(e);
             }
-            return Err(e);
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// `__disable_kprobe()`: disable `p`, disarming its hash entry when nothing there stays enabled.

@@ -37,6 +37,18 @@ pub trait KernelText {
     /// Handle to a `struct module`.
     type Module: Copy + Eq + core::fmt::Debug;
 
+    /// Runs `f`, a batch of `n` registrations whose symbol names are `name_of(i)`, with the
+    /// batch's kallsyms answers at hand: the kernel resolves the names of module symbols in one
+    /// walk and indexes each module's symbols once, instead of walking a symbol table per
+    /// question. Every answer stays the one the per-call service gives. Default: runs `f`.
+    fn with_symbol_batch<'a, R>(
+        &'a self,
+        _n: usize,
+        _name_of: impl Fn(usize) -> Option<&'a [u8]>,
+        f: impl FnOnce() -> R,
+    ) -> R {
+        f()
+    }
     /// `kallsyms_lookup_name(name)`; 0 if unknown.
     fn kallsyms_lookup_name(&self, name: &[u8]) -> usize;
     /// `kallsyms_lookup_size_offset(addr, &size, &offset)`: `Some((size, offset))` if found.

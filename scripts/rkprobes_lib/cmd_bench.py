@@ -25,8 +25,11 @@ from . import common, initramfs, kbuild, qemu
 from .common import Failure, banner, info
 
 BENCH_DIR = common.REPO / "tools" / "testing" / "rkprobes" / "bench"
-MODULE_SOURCES = ("Kbuild", "rkb_main.c", "rkb_fill.S", "rkb_fill.h")
+MODULE_SOURCES = ("Kbuild", "rkb_main.c", "rkb_fill.S", "rkb_fill.h", "rkb_bulk.c", "rkb_bulk.h", "rkb_mf.S",
+                  "rkb_mf_mod.c")
 MODULE = "rkprobes_bench.ko"
+# The 10000 functions of the bulk registration rows, in a module of their own.
+MF_MODULE = "rkprobes_bench_mf.ko"
 INIT = BENCH_DIR / "bench-init.sh"
 # One guest instruction is one nanosecond of guest time, and the guest
 # never waits for the host's clock.
@@ -69,6 +72,16 @@ REG_CASES = [
     ("regn1000", 0, "register_kprobes, 1000 probes (per probe)"),
     ("regn1000", 1, "unregister_kprobes, 1000 probes (per probe)"),
 ]
+# The bulk registration rows (issue 19): (key, index, label, goal of Rust/C); by symbol name, one
+# probe per function; "vmlinux": functions spread over the kernel's text (most of them ftrace
+# sites), "module": rkb_mf_NNNN of the benchmark module (int3 probes).
+BULK_CASES = [
+    (f"bulk{k}{n}", i, f"{('register', 'unregister')[i]}_{'kretprobes' if k == 'r' else 'kprobes'}, {n} "
+     f"{'vmlinux' if k == 'v' else 'module'} functions by name (per probe)",
+     0.10 if i == 0 and n >= 1000 else 1.00)
+    for k, ns in (("v", (100, 1000, 10000)), ("m", (100, 1000, 10000)), ("r", (1000,)))
+    for n in ns for i in (0, 1)
+]
 # (key, label): bytes per probe (slab + vmalloc + per-CPU).
 MEM_CASES = [
     ("kprobe", "memory per kprobe with post handler (bytes)"),
@@ -87,17 +100,24 @@ def add_bench_args(p):
     p.add_argument("--reps", type=int, default=5, help="repetitions of each measurement per boot (1..16, default 5)")
     p.add_argument("--calls", type=int, default=1000, help="calls of the probed function per repetition (default 1000)")
     p.add_argument("--timeout", type=int, default=1200, help="seconds one QEMU boot may take (default 1200)")
+    p.add_argument("--bulk-big", action="store_true",
+                   help="add the bulk row of 10000 vmlinux functions (ftrace sites: C updates the call sites of "
+                   "the whole kernel for every probe, about half an hour of TCG for that row on C)")
+    p.add_argument("--no-bulk", action="store_true",
+                   help="leave out the bulk registration rows (register_kprobes of 100 to 10000 functions by name, "
+                   "run in the first boot only, the longest part of it)")
 
 
-def build_module(arch, bdir):
-    """Build rkprobes_bench.ko out of tree against the kernel in `bdir`; returns the .ko."""
+def build_modules(arch, bdir):
+    """Build rkprobes_bench.ko and rkprobes_bench_mf.ko out of tree against the kernel in `bdir`;
+    returns both .ko paths."""
     return kbuild.build_external_modules(arch, bdir, "rkprobes-bench",
-                                         [BENCH_DIR / n for n in MODULE_SOURCES], [MODULE])[0]
+                                         [BENCH_DIR / n for n in MODULE_SOURCES], [MODULE, MF_MODULE])
 
 
-def make_initramfs(bdir, ko):
-    """Static busybox, the bench /init and the benchmark module."""
-    return initramfs.pack(bdir, "bench-initramfs", INIT, [ko])
+def make_initramfs(bdir, kos):
+    """Static busybox, the bench /init and the benchmark modules."""
+    return initramfs.pack(bdir, "bench-initramfs", INIT, kos)
 
 
 def _ints(csv):
@@ -122,6 +142,7 @@ class Boot:
         self.count = {}     # case -> probes kprobes/list shows as [OPTIMIZED]
         self.errors = []
         self.messages = []
+        self.bulk = {}      # "cand": [functions, step], "valid": [kept, candidates, failed, errno], case: [hits]
         for ln in text.splitlines():
             ln = ln.rstrip("\r")
             if "rkprobes_bench: " in ln and " RKB " not in ln:
@@ -152,6 +173,10 @@ class Boot:
                 self.mem[(f[0], f[1])] = tuple(int(x) for x in f[2:5]) + (int(f[5]) if len(f) > 5 else 0,)
             elif kind == "count":
                 self.count[f[0]] = int(f[1])
+            elif kind in ("bulkcand", "bulkvalid"):
+                self.bulk[kind[4:]] = [int(x) for x in f]
+            elif kind == "bulkhits":
+                self.bulk[f[0]] = [int(f[1])]
             elif kind == "calib":
                 self.calib = _ints(f[1])
             elif kind == "error":
@@ -235,6 +260,11 @@ class Column:
     def values(self, kind, key):
         if kind == "hit":
             return self._collect(lambda b: None if b.hit_problem(key) else b.hit_costs(key))
+        if kind == "bulk":
+            # Measured in the first boot only (see measure()).
+            case, index = key
+            vals = [v for b in self.boots if case in b.reg for v in b.reg_costs(case, index) or []]
+            return vals or None
         if kind == "reg":
             case, index = key
             return self._collect(lambda b: b.reg_costs(case, index))
@@ -298,8 +328,8 @@ def build_table(columns, boots, reps, calls, rust_absent, failed=None, impls=Non
     c = columns.get("c")
     cols = [(impl, columns.get(impl)) for impl in shown]
     rows = []
-    spreads = {"hit": [], "reg": [], "mem": []}
-    ratios = {o: {"hit": [], "reg": [], "mem": []} for o in others}
+    spreads = {"hit": [], "reg": [], "mem": [], "bulk": []}
+    ratios = {o: {"hit": [], "reg": [], "mem": [], "bulk": []} for o in others}
 
     def line(label, cells, ratio_cells):
         return "| " + " | ".join([label] + cells + ratio_cells) + " |"
@@ -349,6 +379,10 @@ def build_table(columns, boots, reps, calls, rust_absent, failed=None, impls=Non
         row(f"{label} (measured: {path})", "hit", key)
     for case, index, label in REG_CASES:
         row(label + " (guest ns, expedited RCU grace periods)", "reg", (case, index))
+    for case, index, label, _ in BULK_CASES:
+        # The rows that ran: none with --no-bulk, the 10000 vmlinux functions with --bulk-big.
+        if any(col and any(case in b.reg for b in col.boots) for _, col in cols):
+            row(label + " (guest ns, expedited RCU grace periods)", "bulk", (case, index))
     for key, label in MEM_CASES:
         if key == "optprobe" and ref:
             label += " (optimized: " + "/".join(sorted({str(b.count.get(key, "?")) for b in ref.boots})) + ")"
@@ -361,9 +395,10 @@ def build_table(columns, boots, reps, calls, rust_absent, failed=None, impls=Non
              "over), RCU grace periods expedited (/sys/kernel/rcu_expedited); "
              "memory rows: bytes per probe of Slab + VmallocUsed + Percpu (/proc/meminfo after "
              "vm.stat_refresh) before and after registering."]
-    notes.append(f"Each cell: median of {boots} boot(s) x {reps} repetition(s) (memory: 1 per boot), "
-                 "with (min..max) when they differ.")
-    for kind, what in (("hit", "per-hit"), ("reg", "registration"), ("mem", "memory")):
+    notes.append(f"Each cell: median of {boots} boot(s) x {reps} repetition(s) (memory: 1 per boot; bulk rows: the "
+                 f"first boot, {reps} repetition(s) of 100 probes, 1 of 1000 or more), with (min..max) when they differ.")
+    for kind, what in (("hit", "per-hit"), ("reg", "registration"), ("bulk", "bulk registration"),
+                       ("mem", "memory")):
         if spreads[kind]:
             worst = max(spreads[kind])
             notes.append(f"Spread, {what}: largest (max-min)/median is {worst[0]:.2f}% ({worst[2]}: {worst[1]}).")
@@ -384,6 +419,20 @@ def build_table(columns, boots, reps, calls, rust_absent, failed=None, impls=Non
             for kind, what in (("hit", "per-hit"), ("reg", "registration"), ("mem", "memory")):
                 over = [f"{lbl} ({r:.2f})" for r, lbl in ratios[o][kind] if r > 1.0]
                 notes.append(f"Goal {head}/C <= 1.00, {what}: " + ("met" if not over else "MISSED: " + "; ".join(over)))
+            if ratios[o]["bulk"]:
+                goals = {lbl: goal for _, _, lbl, goal in BULK_CASES}
+                over = [f"{lbl} ({r:.2f} > {goals[lbl.split(' (guest ns')[0]]:.2f})" for r, lbl in ratios[o]["bulk"]
+                        if r > goals[lbl.split(" (guest ns")[0]]]
+                notes.append(f"Goal {head}/C, bulk registration (<= 0.10 registering 1000 probes or more, <= 1.00 "
+                             "otherwise): " + ("met" if not over else "MISSED: " + "; ".join(over)))
+    for _, col in present:
+        b = col.boots[0] if col.boots else None
+        if b and "valid" in b.bulk:
+            cand, valid = b.bulk.get("cand", ["?", "?"]), b.bulk["valid"]
+            hits = ", ".join(f"{case} {b.bulk[case][0]}" for case, i, *_ in BULK_CASES if i == 0 and case in b.bulk)
+            notes.append(f"Bulk rows ({col.impl}, boot 1): of {cand[0]} vmlinux text symbols every {cand[1]}th was a "
+                         f"candidate; {valid[0]} of {valid[1]} registered alone (disabled) and were kept, {valid[2]} "
+                         f"refused (first errno {valid[3]}); handler runs while the batches were armed: {hits}.")
     for _, col in present:
         if col.boots:
             boost = "yes" if all(b.boost for b in col.boots) else "NO"
@@ -409,8 +458,7 @@ def _commit():
 def prepare(args, impl):
     """Build the kernel and the module; returns (build dir, initramfs)."""
     bdir = kbuild.build(args.arch, impl, "bench")
-    ko = build_module(args.arch, bdir)
-    return bdir, make_initramfs(bdir, ko)
+    return bdir, make_initramfs(bdir, build_modules(args.arch, bdir))
 
 
 def measure(args, impl, bdir, initrd):
@@ -418,7 +466,9 @@ def measure(args, impl, bdir, initrd):
     boots = []
     for n in range(1, args.boots + 1):
         log = bdir / f"bench-console-{n}.log"
-        text = qemu.boot(args.arch, bdir, f"{APPEND} rkb_calls={args.calls} rkb_reps={args.reps}", log,
+        # The bulk rows run in the first boot only: they take longer than the rest together.
+        bulk = " rkb_no_bulk=1" if args.no_bulk or n > 1 else (" rkb_bulk_big=1" if args.bulk_big else "")
+        text = qemu.boot(args.arch, bdir, f"{APPEND} rkb_calls={args.calls} rkb_reps={args.reps}{bulk}", log,
                          lambda t: "RKB-DONE" in t, args.timeout, initrd=initrd, extra=ICOUNT,
                          label=f"bench {args.arch}/{impl} boot {n}/{args.boots}")
         boot = Boot(text, log)

@@ -222,7 +222,7 @@ def _monitor(path, command):
 
 def profile(args, impl):
     bdir = kbuild.build(args.arch, impl, "bench")
-    ko = cmd_bench.build_module(args.arch, bdir)
+    kos = cmd_bench.build_modules(args.arch, bdir)
     funcs = core_functions(bdir, impl) if args.scope == "core" else kernel_functions(bdir)
     append = cmd_bench.APPEND
     if args.bench_sequence:
@@ -236,7 +236,7 @@ def profile(args, impl):
         warmup = (f'echo "{args.command}" > /sys/kernel/debug/rkprobes_bench/ctl || echo "RKP error warm-up"'
                   if args.warmup else "")
         init.write_text(INIT.format(command=args.command, wait_for_host=wait, warmup=warmup))
-    initrd = initramfs.pack(bdir, "profile-initramfs", init, [ko])
+    initrd = initramfs.pack(bdir, "profile-initramfs", init, kos)
     trace = bdir / "profile-trace.log"
     trace.unlink(missing_ok=True)
     on_line = None

@@ -18,7 +18,6 @@ use crate::blacklist::ModuleAreas;
 use crate::errno::to_c_ret;
 use crate::register::{self, ModuleEvent};
 
-
 /// `init_kprobes()` up to and including `arch_init_kprobes()`, in C's order (the blacklist and
 /// its message, the kretprobe blacklist, the global arm state, the optprobe slot size); returns
 /// the arch's result.
@@ -57,6 +56,9 @@ pub unsafe extern "C" fn rkp_kprobes_module_event(
     let Some(m) = core::ptr::NonNull::new(module.cast::<bindings::module>()) else {
         return;
     };
+    // A registration batch's module answers no longer hold (glue/symbatch.rs).
+    #[cfg(all(CONFIG_MODULES, CONFIG_KALLSYMS, not(CONFIG_HAVE_FUNCTION_DESCRIPTORS)))]
+    super::symbatch::GENERATION.fetch_add(1, core::sync::atomic::Ordering::AcqRel);
     let event = match event {
         0 => ModuleEvent::Coming,
         1 => ModuleEvent::Live,

@@ -25,6 +25,8 @@ macro_rules! nokprobe {
     };
 }
 
+#[cfg(not(CONFIG_KPROBES_RUST_ARCH))]
+pub mod carch;
 pub mod debugfs;
 pub mod exports;
 mod helpers;
@@ -37,8 +39,8 @@ mod list;
 pub mod objpool;
 #[cfg(CONFIG_KRETPROBES)]
 mod percpu;
-#[cfg(not(CONFIG_KPROBES_RUST_ARCH))]
-pub mod carch;
 pub mod platform;
 #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
 pub mod rethook;
+#[cfg(all(CONFIG_MODULES, CONFIG_KALLSYMS, not(CONFIG_HAVE_FUNCTION_DESCRIPTORS)))]
+pub mod symbatch;

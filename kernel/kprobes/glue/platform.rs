@@ -714,10 +714,53 @@ impl Module {
     }
 }
 
+/// The registration batch's answers (`glue/symbatch.rs`), where the kernel has them.
+#[cfg(all(CONFIG_MODULES, CONFIG_KALLSYMS, not(CONFIG_HAVE_FUNCTION_DESCRIPTORS)))]
+use super::symbatch;
+
+/// Without modules (or with function descriptors) a batch has nothing to index.
+#[cfg(not(all(CONFIG_MODULES, CONFIG_KALLSYMS, not(CONFIG_HAVE_FUNCTION_DESCRIPTORS))))]
+mod symbatch {
+    pub(super) fn run<'a, R>(
+        _n: usize,
+        _name_of: impl Fn(usize) -> Option<&'a [u8]>,
+        f: impl FnOnce() -> R,
+    ) -> R {
+        f()
+    }
+    pub(super) fn lookup_name(_name: &[u8]) -> Option<usize> {
+        None
+    }
+    pub(super) fn lookup_size_offset(_addr: usize) -> Option<(usize, usize)> {
+        None
+    }
+    pub(super) fn with_symbol_name<R, F: FnOnce(Option<&[u8]>) -> R>(
+        _addr: usize,
+        f: F,
+    ) -> Result<R, F> {
+        Err(f)
+    }
+    #[cfg(CONFIG_DYNAMIC_FTRACE)]
+    pub(super) fn ftrace_location(_addr: usize) -> Option<usize> {
+        None
+    }
+}
+
 impl KernelText for Kernel {
     type Module = Module;
 
+    fn with_symbol_batch<'a, R>(
+        &'a self,
+        n: usize,
+        name_of: impl Fn(usize) -> Option<&'a [u8]>,
+        f: impl FnOnce() -> R,
+    ) -> R {
+        symbatch::run(n, name_of, f)
+    }
     fn kallsyms_lookup_name(&self, name: &[u8]) -> usize {
+        if let Some(addr) = symbatch::lookup_name(name) {
+            return addr;
+        }
         let mut buf = MaybeUninit::uninit();
         let Some(c) = c_name(name, &mut buf) else {
             return 0;
@@ -726,6 +769,9 @@ impl KernelText for Kernel {
         unsafe { bindings::kallsyms_lookup_name(c.as_ptr().cast()) as usize }
     }
     fn kallsyms_lookup_size_offset(&self, addr: usize) -> Option<(usize, usize)> {
+        if let Some(answer) = symbatch::lookup_size_offset(addr) {
+            return Some(answer);
+        }
         let (mut size, mut offset) = (0, 0);
         // SAFETY: out-pointers to locals.
         let ok =
@@ -758,6 +804,10 @@ impl KernelText for Kernel {
         f(sym)
     }
     fn lookup_symbol_name<R>(&self, addr: usize, f: impl FnOnce(Option<&[u8]>) -> R) -> R {
+        let f = match symbatch::with_symbol_name(addr, f) {
+            Ok(r) => return r,
+            Err(f) => f,
+        };
         // Not zeroed, as C's is not (a 512-byte memset twice per registration): only the bytes
         // up to the name's NUL, which lookup_symbol_name() writes, are ever read.
         let mut buf = MaybeUninit::<[u8; KSYM_NAME_LEN]>::uninit();
@@ -922,8 +972,13 @@ impl KernelText for Kernel {
     fn ftrace_location(&self, addr: usize) -> usize {
         // A function with CONFIG_DYNAMIC_FTRACE, an inline returning 0 without.
         #[cfg(CONFIG_DYNAMIC_FTRACE)]
-        // SAFETY: pure address query.
-        return unsafe { bindings::ftrace_location(addr as _) } as usize;
+        {
+            if let Some(loc) = symbatch::ftrace_location(addr) {
+                return loc;
+            }
+            // SAFETY: pure address query.
+            return unsafe { bindings::ftrace_location(addr as _) } as usize;
+        }
         #[cfg(not(CONFIG_DYNAMIC_FTRACE))]
         {
             let _ = addr;

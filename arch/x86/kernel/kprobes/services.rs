@@ -46,13 +46,7 @@ pub(crate) fn perf_text_poke(addr: usize, old: &[u8], new: &[u8]) {
     // SAFETY: the slices are valid for their lengths (NULL for empty, as C passes); `addr` is
     // only recorded.
     unsafe {
-        bindings::perf_event_text_poke(
-            addr as *const c_void,
-            p(old),
-            old.len(),
-            p(new),
-            new.len(),
-        )
+        bindings::perf_event_text_poke(addr as *const c_void, p(old), old.len(), p(new), new.len())
     };
 }
 

@@ -11,7 +11,9 @@
 # Kernel command line parameters the host may pass (unknown ones reach
 # /init as environment variables): rkb_calls, rkb_reps; and from
 # `rkprobes profile --bench-sequence`, rkb_profile (the command to trace,
-# '_' for ' ') and rkb_profile_wait (wait for the host before it).
+# '_' for ' ') and rkb_profile_wait (wait for the host before it);
+# rkb_no_bulk (bench --no-bulk) leaves out the bulk registration rows,
+# rkb_bulk_big (bench --bulk-big) adds the one of 10000 vmlinux functions.
 
 /bin/busybox --install -s /bin
 export PATH=/bin
@@ -127,6 +129,38 @@ echo 1 > /sys/kernel/rcu_expedited
 ctl reg1
 ctl regn 100
 ctl regn 1000
+
+# Bulk registration: kprobes by name, one per function, on vmlinux functions
+# (candidates from /proc/kallsyms, evenly spread, each validated alone by
+# the module, untimed) and on the module's rkb_mf_NNNN; kretprobes on the
+# latter. Most vmlinux entries are ftrace sites, where C updates the ftrace
+# call sites of the whole kernel for every probe: 10000 of them take C about
+# half an hour under TCG, so that row comes only with rkb_bulk_big
+# (bench --bulk-big). The optimizer is off (registration still prepares each
+# probe for it) so that no optimization runs between the timed calls.
+if [ -z "$rkb_no_bulk" ]; then
+	echo 0 > $OPT
+	awk '$2 ~ /^[tT]$/ && NF == 3 && $3 !~ /^__(pfx|cfi)_/ && !seen[$3]++ { print $3 }' \
+		/proc/kallsyms > /funcs
+	total=$(wc -l < /funcs)
+	want=3000
+	vsizes="100 1000"
+	if [ -n "$rkb_bulk_big" ]; then
+		want=30000
+		vsizes="100 1000 10000"
+	fi
+	step=$(((total + want - 1) / want))
+	awk -v s=$step 'NR % s == 0' /funcs > /sys/kernel/debug/rkprobes_bench/syms ||
+		echo "RKB error writing the candidate functions"
+	echo "RKB bulkcand $total $step"
+	ctl bulk-validate
+	for n in $vsizes; do ctl bulk vmlinux $n; done
+	insmod /lib/modules/rkprobes_bench_mf.ko || echo "RKB error insmod rkprobes_bench_mf.ko"
+	for n in 100 1000 10000; do ctl bulk module $n; done
+	ctl bulk kretprobe 1000
+	rmmod rkprobes_bench_mf || echo "RKB error rmmod rkprobes_bench_mf"
+	echo 1 > $OPT
+fi
 echo 0 > /sys/kernel/rcu_expedited
 
 # Memory: snapshots around registering many probes on filler sites.

@@ -52,6 +52,7 @@
 #include <linux/uaccess.h>
 #include <asm/ibt.h>
 
+#include "rkb_bulk.h"
 #include "rkb_fill.h"
 
 static unsigned int calls = 1000;
@@ -215,16 +216,22 @@ static void rkb_print_times(const char *what, const u64 *t)
 	pr_info("%s\n", line);
 }
 
-static void rkb_print_times2(const char *what, const u64 *t1, const u64 *t2)
+unsigned int rkb_reps(void)
 {
-	char line[384];
+	return reps;
+}
+
+/* Print "RKB <what> r1,r2,... u1,u2,...": `n` registration and unregistration times. */
+void rkb_print_reg(const char *what, const u64 *t1, const u64 *t2, unsigned int n)
+{
+	char line[512];
 	int len, i;
 
 	len = scnprintf(line, sizeof(line), "RKB %s ", what);
-	for (i = 0; i < reps; i++)
+	for (i = 0; i < n; i++)
 		len += scnprintf(line + len, sizeof(line) - len, "%s%llu",
 				 i ? "," : "", t1[i]);
-	for (i = 0; i < reps; i++)
+	for (i = 0; i < n; i++)
 		len += scnprintf(line + len, sizeof(line) - len, "%c%llu",
 				 i ? ',' : ' ', t2[i]);
 	pr_info("%s\n", line);
@@ -488,7 +495,7 @@ static int rkb_cmd_measure(char *args)
  * left from earlier work), and just after a tick, so that no tick lands in a
  * call shorter than a tick, and ticks land at the same points of longer ones.
  */
-static cycles_t rkb_start_at_tick(void)
+cycles_t rkb_start_at_tick(void)
 {
 	unsigned long j;
 
@@ -550,7 +557,7 @@ static int rkb_cmd_regn(char *args)
 		rkb_times2[i] = get_cycles() - start;
 	}
 	snprintf(what, sizeof(what), "reg regn%u %u", n, n);
-	rkb_print_times2(what, rkb_times, rkb_times2);
+	rkb_print_reg(what, rkb_times, rkb_times2, reps);
 	return 0;
 }
 
@@ -589,6 +596,8 @@ static const struct {
 	{ "measure", rkb_cmd_measure },
 	{ "reg1", rkb_cmd_reg1 },
 	{ "regn", rkb_cmd_regn },
+	{ "bulk-validate", rkb_cmd_bulk_validate },
+	{ "bulk", rkb_cmd_bulk },
 	{ "calib", rkb_cmd_calib },
 	{ "disarm", rkb_cmd_disarm },
 };
@@ -650,6 +659,11 @@ static int __init rkb_init(void)
 	pr_info("RKB config calls=%u reps=%u boost=%d\n", calls, reps,
 		!IS_ENABLED(CONFIG_PREEMPTION));
 	rkb_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	ret = rkb_bulk_init(rkb_dir);
+	if (ret) {
+		debugfs_remove_recursive(rkb_dir);
+		return ret;
+	}
 	debugfs_create_file("ctl", 0200, rkb_dir, NULL, &rkb_ctl_fops);
 	return 0;
 }
@@ -660,6 +674,7 @@ static void __exit rkb_exit(void)
 	mutex_lock(&rkb_mutex);
 	rkb_disarm();
 	mutex_unlock(&rkb_mutex);
+	rkb_bulk_exit();
 }
 
 module_init(rkb_init);

@@ -36,6 +36,8 @@ pub mod register;
 pub mod report;
 #[path = "../../../../../../kernel/kprobes/store.rs"]
 pub mod store;
+#[path = "../../../../../../kernel/kprobes/symindex.rs"]
+pub mod symindex;
 #[path = "../../../../../../kernel/kprobes/table.rs"]
 pub mod table;
 #[path = "../../../../../../kernel/kprobes/text.rs"]

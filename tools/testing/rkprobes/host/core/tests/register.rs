@@ -8,6 +8,7 @@ mod sim;
 use rkprobes_core::blacklist::kprobe_add_ksym_blacklist;
 use rkprobes_core::blacklist::ModuleAreas;
 use rkprobes_core::errno::Errno;
+use rkprobes_core::optimizer::unoptimize_kprobe;
 use rkprobes_core::register::{
     arm_all_kprobes, disable_kprobe, disarm_all_kprobes, enable_kprobe, kprobe_free_init_mem,
     kprobe_on_func_entry, kprobes_module_callback, register_kprobe, register_kprobes,
@@ -18,7 +19,6 @@ use rkprobes_core::store::{
     ProbeStore, KPROBE_FLAG_DISABLED, KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE,
     KPROBE_FLAG_ON_FUNC_ENTRY, KPROBE_FLAG_OPTIMIZED,
 };
-use rkprobes_core::optimizer::unoptimize_kprobe;
 use rkprobes_core::table::get_kprobe;
 use rkprobes_core::text::FtraceOps;
 use sim::{Call, HandlerSpec, Sim, INT3, JMP, MOD_CORE};
