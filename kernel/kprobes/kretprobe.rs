@@ -17,7 +17,7 @@
 
 use super::errno::{Errno, Result};
 use super::register::{
-    kprobe_addr, register_kprobe, unregister_kprobe_bottom, unregister_kprobe_top,
+    kprobe_addr, register_all, register_kprobe, unregister_kprobe_bottom, unregister_kprobe_top,
     warn_kprobe_rereg, Platform,
 };
 
@@ -137,19 +137,11 @@ pub fn register_kretprobes<A: KretprobeStore, R: Copy + Into<Option<A::Kretprobe
             .and_then(|rp| a.symbol_name(a.kretprobe_kp(rp)))
     };
     a.with_symbol_batch(rps.len(), name_of, || {
-        for (i, &rp) in rps.iter().enumerate() {
-            let r = rp
-                .into()
-                .ok_or(Errno::EINVAL)
-                .and_then(|rp| register_kretprobe(a, rp));
-            if let Err(e) = r {
-                if i > 0 {
-                    unregister_kretprobes(a, &rps[..i]);
-                }
-                return Err(e);
-            }
-        }
-        Ok(())
+        register_all(
+            rps,
+            |rp| register_kretprobe(a, rp),
+            |done| unregister_kretprobes(a, done),
+        )
     })
 }
 

@@ -412,20 +412,31 @@ pub fn register_kprobes<A: Platform, P: Copy + Into<Option<A::Probe>>>(a: &A, kp
     }
     let name_of = |i: usize| kps[i].into().and_then(|p| a.symbol_name(p));
     a.with_symbol_batch(kps.len(), name_of, || {
-        for (i, &p) in kps.iter().enumerate() {
-            let r = p
-                .into()
-                .ok_or(Errno::EINVAL)
-                .and_then(|p| register_kprobe(a, p));
-            if let Err(e) = r {
-                if i > 0 {
-                    unregister_kprobes(a, &kps[..i]);
-                }
-                return Err(e);
-            }
-        }
-        Ok(())
+        register_all(
+            kps,
+            |p| register_kprobe(a, p),
+            |done| unregister_kprobes(a, done),
+        )
     })
+}
+
+/// The loop of `register_kprobes()` and `register_kretprobes()`: `register_one` on every entry,
+/// all or nothing. A `None` entry fails with -EINVAL; on the first failure the entries before
+/// it are handed to `unregister_all` and the failure returned.
+pub fn register_all<T, P: Copy + Into<Option<T>>>(
+    entries: &[P],
+    register_one: impl Fn(T) -> Result,
+    unregister_all: impl FnOnce(&[P]),
+) -> Result {
+    for (i, &p) in entries.iter().enumerate() {
+        if let Err(e) = p.into().ok_or(Errno::EINVAL).and_then(&register_one) {
+            if i > 0 {
+                unregister_all(&entries[..i]);
+            }
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 /// `__disable_kprobe()`: disable `p`, disarming its hash entry when nothing there stays enabled.
