@@ -102,7 +102,8 @@ def add_bench_args(p):
     p.add_argument("--timeout", type=int, default=1200, help="seconds one QEMU boot may take (default 1200)")
     p.add_argument("--bulk-big", action="store_true",
                    help="add the bulk row of 10000 vmlinux functions (ftrace sites: C updates the call sites of "
-                   "the whole kernel for every probe, about half an hour of TCG for that row on C)")
+                   "the whole kernel for every probe: the one run tried, which also validated every text symbol, had "
+                   "not finished C's boot after 20 minutes of TCG)")
     p.add_argument("--no-bulk", action="store_true",
                    help="leave out the bulk registration rows (register_kprobes of 100 to 10000 functions by name, "
                    "run in the first boot only, the longest part of it)")

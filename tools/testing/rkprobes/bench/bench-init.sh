@@ -134,8 +134,9 @@ ctl regn 1000
 # (candidates from /proc/kallsyms, evenly spread, each validated alone by
 # the module, untimed) and on the module's rkb_mf_NNNN; kretprobes on the
 # latter. Most vmlinux entries are ftrace sites, where C updates the ftrace
-# call sites of the whole kernel for every probe: 10000 of them take C about
-# half an hour under TCG, so that row comes only with rkb_bulk_big
+# call sites of the whole kernel for every probe (a run with 10000 of them
+# had not finished C's boot after 20 minutes), so that row comes only with
+# rkb_bulk_big
 # (bench --bulk-big). The optimizer is off (registration still prepares each
 # probe for it) so that no optimization runs between the timed calls.
 if [ -z "$rkb_no_bulk" ]; then
