@@ -187,6 +187,16 @@ pub fn optimize_kprobe<A: Arch>(a: &A, st: &KprobeState, p: A::Probe) {
         return;
     }
     set_flag(a, p, KPROBE_FLAG_OPTIMIZED);
+    if a.queue_contains(OptQueue::Freeing, p) {
+        // Divergence from upstream 6.12, which WARNs here and leaves the probe a breakpoint for
+        // good: a used aggregate forced off the unoptimizing queue (a post_handler joined it, a
+        // probe was armed under its jump, or a global disarm) waits on the freeing list for the
+        // optimizer to take it off. Its jump is gone and its breakpoint armed, exactly what the
+        // optimizing queue expects.
+        a.queue_move(p, OptQueue::Optimizing);
+        a.kick_kprobe_optimizer();
+        return;
+    }
     // On the optimizing and unoptimizing queues an aggregate must have OPTIMIZED.
     if !a.op_list_empty(p) {
         a.warn(WarnSite::OptimizeKprobe);

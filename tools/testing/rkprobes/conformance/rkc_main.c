@@ -1157,6 +1157,48 @@ static void rkc_optprobe_blocked_retry(struct kunit *test)
 	RKC_LIST(test, "unregistered.list", addr, "");
 }
 
+/*
+ * A used aggregate queued for unoptimizing (its only child disabled) is forced onto the freeing
+ * list when a probe with a post_handler joins it; the child enabled again and the post_handler
+ * gone, optimize_kprobe() finds it on that list without OPTIMIZED. Upstream 6.12 WARNs there
+ * and the probe stays a breakpoint (seen first in the 600 s kmemleak stress); the Rust core
+ * moves it to the optimizing queue.
+ */
+static void rkc_optimize_from_freeing(struct kunit *test)
+{
+	int nop = rkc_nop_off(test, rkc_f_opt);
+	struct rkc_kp *o, *q;
+	void *addr;
+
+	if (!IS_ENABLED(CONFIG_OPTPROBES))
+		kunit_skip(test, "CONFIG_OPTPROBES is off: no optimizer queues");
+	if (!IS_ENABLED(CONFIG_KPROBES_RUST))
+		kunit_skip(test, "upstream 6.12 C WARNs in optimize_kprobe() (!list_empty(&op->list)) and leaves the probe a breakpoint for good: only run on the Rust core");
+	RKC_EXPECT_INT(test, "sysctl_1.write", rkc_write(test, RKC_OPT_SYSCTL, "1"), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rkc_optimizer_off, test), 0);
+	o = rkc_kp_new(test, "rkc_f_opt", NULL, nop, false);
+	RKC_EXPECT_INT(test, "o.register", rkc_reg_kp(test, &o->kp), 0);
+	addr = o->kp.addr;
+	RKC_EXPECT_INT(test, "o.optimized_within_30s", rkc_wait_byte(addr, 0xe9, 30), 1);
+
+	/* Queued for unoptimizing; the optimizer runs 5 jiffies later. */
+	RKC_EXPECT_INT(test, "o.disable", disable_kprobe(&o->kp), 0);
+	q = rkc_kp_new(test, NULL, addr, 0, true);
+	RKC_EXPECT_INT(test, "o.still_queued", rkc_text_byte(addr), 0xe9);
+	RKC_EXPECT_INT(test, "q.register", rkc_reg_kp(test, &q->kp), 0);
+	RKC_EXPECT_INT(test, "q.o_byte", rkc_text_byte(addr), 0xcc);
+	RKC_EXPECT_INT(test, "o.enable", enable_kprobe(&o->kp), 0);
+	rkc_unreg_kp(test, &q->kp);
+
+	RKC_EXPECT_INT(test, "q_gone.o_optimized_within_30s", rkc_wait_byte(addr, 0xe9, 30), 1);
+	RKC_LIST(test, "q_gone.list", addr,
+		 rkc_list_line(test, "k", "rkc_f_opt", nop, RKC_MOD, "[OPTIMIZED]"));
+	rkc_f_opt(1);
+	RKC_EXPECT_INT(test, "q_gone.hits", o->pre * 10 + q->pre, 10);
+	rkc_unreg_kp(test, &o->kp);
+	RKC_LIST(test, "unregistered.list", addr, "");
+}
+
 /* The size of @fn's symbol, from "name+0x0/0x<size> [mod]"; 0 if not found. */
 static unsigned long rkc_sym_size(void *fn)
 {
@@ -1577,6 +1619,7 @@ static struct kunit_case rkc_cases[] = {
 	KUNIT_CASE(rkc_core_traceable),
 	KUNIT_CASE(rkc_optprobe_blocked_retry),
 	KUNIT_CASE(rkc_blacklist_inside_symbol),
+	KUNIT_CASE(rkc_optimize_from_freeing),
 	/* Last: if a core crashes here, every other case has reported already. */
 	KUNIT_CASE(rkc_unregister_unregistered_kretprobe),
 	{}

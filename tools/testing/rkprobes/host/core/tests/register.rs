@@ -690,6 +690,53 @@ fn global_disarm_racing_the_optimization_sysctl() {
 }
 
 #[test]
+fn optimizing_a_probe_left_on_the_freeing_list() {
+    // Upstream 6.12 WARN (seen once in the 600 s kmemleak stress, reproduced on C by the
+    // conformance case rkc_optimize_from_freeing): an aggregate queued for unoptimizing is
+    // forced onto the freeing list, still used, when a probe with a post_handler joins it; once
+    // that probe goes, optimize_kprobe() finds it on a list without OPTIMIZED and C WARNs
+    // ("WARN_ON_ONCE(!list_empty(&op->list))"), leaves [OPTIMIZED] set on an int3 until the
+    // optimizer runs, and the probe is never optimized again. The Rust core moves it from the
+    // freeing list to the optimizing one.
+    let s = Opt::new();
+    let addr = s.sym("func_a");
+    let p = probe(&s, "func_a", 0);
+    register_kprobe(&s, p).unwrap();
+    s.run_optimizer();
+    assert_eq!(s.text_at(addr), JMP);
+    let ap = get_kprobe(&s, addr).expect("the aggregate");
+    // Its only child disabled: the aggregate is disabled and queued for unoptimizing.
+    disable_kprobe(&s, p).unwrap();
+    assert_eq!(s.text_at(addr), JMP, "queued, not yet unoptimized");
+    // A post_handler joins it: forced back to a breakpoint, onto the freeing list.
+    let q = s.new_probe(0, Some("func_a"), 0);
+    s.set_handlers(
+        q,
+        Some(HandlerSpec::default()),
+        Some(HandlerSpec::default()),
+    );
+    register_kprobe(&s, q).unwrap();
+    assert_eq!(s.text_at(addr), INT3);
+    enable_kprobe(&s, p).unwrap();
+    unregister_kprobe(&s, q);
+    assert!(s.take_warns().is_empty(), "C: WarnSite::OptimizeKprobe");
+    s.run_optimizer();
+    assert_eq!(
+        s.text_at(addr),
+        JMP,
+        "optimized again (C: an int3 for good)"
+    );
+    assert_ne!(s.probe_flags(ap) & KPROBE_FLAG_OPTIMIZED, 0);
+    s.hit(addr);
+    assert_eq!(s.take_log(), vec![Call::Pre(p)]);
+    unregister_kprobe(&s, p);
+    s.run_optimizer();
+    assert!(s.text_pristine());
+    assert_eq!(s.live_aggregates(), 0);
+    assert!(s.take_warns().is_empty());
+}
+
+#[test]
 fn double_registration_warns_once_per_attempt() {
     let s = Plain::new();
     // By address: by name, the address written back makes a second call fail earlier, in
