@@ -46,6 +46,9 @@
 #include <asm/sections.h>
 
 #include "kprobes_helpers.h"
+#ifdef CONFIG_KPROBES_ON_FTRACE
+#include "../trace/trace.h"
+#endif
 
 /* As in kernel/kprobes.c (store.rs has the same value). */
 #define KPROBE_HASH_BITS 6
@@ -601,6 +604,12 @@ void rkp_warn___unregister_kprobe_top(void)
 	WARN_ON(1);
 }
 
+/* Rust only: register_kprobes() as one batch (register.rs, register_kprobes_batched). */
+void rkp_warn_ftrace_batch_leftover(int err)
+{
+	WARN_ONCE(1, "Failed to arm kprobe-ftrace left by a rolled-back batch (error %d)\n", err);
+}
+
 /* The messages of kernel/kprobes.c that the Rust core decides on. */
 void rkp_pr_populate_blacklist_failed(int err)
 {
@@ -794,6 +803,33 @@ static struct ftrace_ops *rkp_ftrace_ops(int ops)
 int rkp_ftrace_set_filter_ip(int ops, unsigned long addr, bool remove)
 {
 	return ftrace_set_filter_ip(rkp_ftrace_ops(ops), addr, remove, 0);
+}
+
+/*
+ * Rust only: the filter additions of a register_kprobes() batch, or the removals of an
+ * unregister_kprobes() batch, in one update.
+ */
+int rkp_ftrace_set_filter_ips(int ops, unsigned long *addrs, unsigned int cnt, bool remove)
+{
+	return ftrace_set_filter_ips(rkp_ftrace_ops(ops), addrs, cnt, remove, 0);
+}
+
+/*
+ * Rust only: whether @addr is in the filter of kprobes' ftrace_ops @ops, so that removing it
+ * can only fail for memory. Only kprobes changes these filters, under kprobe_mutex.
+ */
+bool rkp_ftrace_filter_has(int ops, unsigned long addr)
+{
+	struct ftrace_ops *o = rkp_ftrace_ops(ops);
+	struct ftrace_hash *hash;
+	bool ret;
+
+	mutex_lock(&o->func_hash->regex_lock);
+	hash = rcu_dereference_protected(o->func_hash->filter_hash,
+					 lockdep_is_held(&o->func_hash->regex_lock));
+	ret = !ftrace_hash_empty(hash) && ftrace_lookup_ip(hash, addr);
+	mutex_unlock(&o->func_hash->regex_lock);
+	return ret;
 }
 
 int rkp_register_ftrace_function(int ops)

@@ -63,6 +63,7 @@ void rkp_warn_reuse_unused_kprobe(void);
 void rkp_warn___disarm_kprobe_ftrace(bool unregister, unsigned long addr, int ret);
 void rkp_warn_warn_kprobe_rereg(bool kretprobe);
 void rkp_warn___unregister_kprobe_top(void);
+void rkp_warn_ftrace_batch_leftover(int err);
 void rkp_pr_populate_blacklist_failed(int err);
 void rkp_pr_optimization(bool enabled);
 void rkp_pr_globally(bool enabled, unsigned int errors, unsigned int total);
@@ -110,6 +111,8 @@ void rkp_kprobe_optimizer(void);
 #ifdef CONFIG_KPROBES_ON_FTRACE
 bool rkp_kprobe_ftrace_disabled(void);
 int rkp_ftrace_set_filter_ip(int ops, unsigned long addr, bool remove);
+int rkp_ftrace_set_filter_ips(int ops, unsigned long *addrs, unsigned int cnt, bool remove);
+bool rkp_ftrace_filter_has(int ops, unsigned long addr);
 int rkp_register_ftrace_function(int ops);
 int rkp_unregister_ftrace_function(int ops);
 #endif

@@ -53,6 +53,13 @@ pub enum WarnSite {
     /// `__unregister_kprobe_top()`: `WARN_ON()`, the hash entry owning a child is not an
     /// aggregate.
     UnregisterKprobeTop,
+    /// Rust only (`register_kprobes()` as one batch): the ftrace filter additions a rolled-back
+    /// batch could not forget (an aggregate armed on one ops and disarmed on the other, which C
+    /// leaves in the filter too) could not be applied either.
+    FtraceBatchLeftover {
+        /// The error of the filter update or of `register_ftrace_function()`.
+        err: i32,
+    },
 }
 
 /// A `kprobes: `-prefixed message of `kernel/kprobes.c` that the core logic decides on.

@@ -94,6 +94,25 @@ pub struct KprobeState {
     /// each probe). Never set while an ftrace probe can be disarmed: ftrace takes `text_mutex`
     /// itself.
     pub text_locks_held: bool,
+    /// A registration batch holds the mutex across its probes and records their arming
+    /// through ftrace instead of doing it, to add them to each ops' filter at once at its end
+    /// (`register_kprobes()`, Rust only: C arms probe by probe). The counts above include the
+    /// recorded probes.
+    pub ftrace_deferred: bool,
+    /// `register_ftrace_function()` of each ops (indexed by [`FtraceOps`] as `usize`) recorded
+    /// with them: its first user is a recorded probe.
+    ///
+    /// [`FtraceOps`]: super::text::FtraceOps
+    pub ftrace_register_deferred: [bool; 2],
+    /// ftrace failed to apply the batch's records when an entry was about to join a probe
+    /// already at its address: the batch is redone probe by probe.
+    pub ftrace_batch_failed: bool,
+    /// The index of the entry the batch is registering, given with each record.
+    pub ftrace_batch_entry: usize,
+    /// An unregistration batch records the removals from the ftrace filters that cannot fail
+    /// (the address is in that ops' filter, not yet recorded) and applies them at once at the
+    /// end of its top halves (`unregister_kprobes()`, Rust only).
+    pub ftrace_remove_deferred: bool,
 }
 
 impl KprobeState {
@@ -105,6 +124,11 @@ impl KprobeState {
             ftrace_enabled: 0,
             ipmodify_enabled: 0,
             text_locks_held: false,
+            ftrace_deferred: false,
+            ftrace_register_deferred: [false; 2],
+            ftrace_batch_failed: false,
+            ftrace_batch_entry: 0,
+            ftrace_remove_deferred: false,
         }
     }
 }

@@ -13,7 +13,8 @@ pub(super) use kernel::bindings::{
     rkp_pr_optimization, rkp_pr_populate_blacklist_failed, rkp_synchronize_rcu_tasks,
     rkp_try_module_get, rkp_warn___disarm_kprobe_ftrace, rkp_warn___free_insn_slot,
     rkp_warn___get_insn_slot, rkp_warn___unregister_kprobe_top, rkp_warn_do_free_cleaned_kprobes,
-    rkp_warn_optimize_kprobe, rkp_warn_reuse_unused_kprobe, rkp_warn_warn_kprobe_rereg, text_mutex,
+    rkp_warn_ftrace_batch_leftover, rkp_warn_optimize_kprobe, rkp_warn_reuse_unused_kprobe,
+    rkp_warn_warn_kprobe_rereg, text_mutex,
 };
 
 #[cfg(CONFIG_LOCKDEP)]
@@ -106,8 +107,8 @@ pub(super) use kernel::bindings::arch_prepared_optinsn;
 
 #[cfg(CONFIG_KPROBES_ON_FTRACE)]
 pub(super) use kernel::bindings::{
-    rkp_ftrace_set_filter_ip, rkp_kprobe_ftrace_disabled, rkp_register_ftrace_function,
-    rkp_unregister_ftrace_function,
+    rkp_ftrace_filter_has, rkp_ftrace_set_filter_ip, rkp_ftrace_set_filter_ips,
+    rkp_kprobe_ftrace_disabled, rkp_register_ftrace_function, rkp_unregister_ftrace_function,
 };
 
 pub(super) use kernel::bindings::rkp_dereference_symbol_descriptor;

@@ -29,6 +29,8 @@ macro_rules! nokprobe {
 pub mod carch;
 pub mod debugfs;
 pub mod exports;
+#[cfg(CONFIG_KPROBES_ON_FTRACE)]
+mod ftrace_batch;
 mod helpers;
 pub mod init;
 pub mod insn_slot;

@@ -23,6 +23,8 @@ use core::slice;
 use kernel::bindings;
 use kernel::sync::lock::{mutex::MutexBackend, Guard, Lock};
 
+#[cfg(CONFIG_KPROBES_ON_FTRACE)]
+use super::ftrace_batch;
 use super::helpers::*;
 use super::list;
 use crate::arch::Arch;
@@ -30,6 +32,8 @@ use crate::blacklist::BlacklistStore;
 use crate::errno::{from_c_ret, Result};
 use crate::report::{Message, Report, WarnSite};
 use crate::store::{KprobeState, OptQueue, ProbeStore, KPROBE_TABLE_SIZE};
+#[cfg(CONFIG_KPROBES_ON_FTRACE)]
+use crate::text::ProbeFields;
 use crate::text::{FtraceOps, KernelText, Ksym, KSYM_NAME_LEN};
 
 /// Handle to a `struct kprobe`.
@@ -190,6 +194,7 @@ pub(super) fn warn(site: WarnSite) {
             }
             WarnSite::WarnKprobeRereg { kretprobe } => rkp_warn_warn_kprobe_rereg(kretprobe),
             WarnSite::UnregisterKprobeTop => rkp_warn___unregister_kprobe_top(),
+            WarnSite::FtraceBatchLeftover { err } => rkp_warn_ftrace_batch_leftover(err),
         }
     }
 }
@@ -1004,6 +1009,51 @@ impl KernelText for Kernel {
     fn kprobe_ftrace_disabled(&self) -> bool {
         // SAFETY: READ_ONCE of a bool.
         unsafe { rkp_kprobe_ftrace_disabled() }
+    }
+    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
+    fn ftrace_batch_begin(&self, st: &mut KprobeState, n: usize) -> bool {
+        ftrace_batch::begin(st, n)
+    }
+    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
+    fn ftrace_batch_end(&self, st: &mut KprobeState) {
+        ftrace_batch::end(st)
+    }
+    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
+    fn ftrace_batch_save(&self, st: &mut KprobeState, i: usize, saved: ProbeFields) {
+        ftrace_batch::save(st, i, saved)
+    }
+    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
+    fn ftrace_batch_saved(&self, st: &mut KprobeState, i: usize) -> ProbeFields {
+        ftrace_batch::saved(st, i)
+    }
+    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
+    fn ftrace_batch_add(&self, st: &mut KprobeState, ops: FtraceOps, addr: usize) {
+        ftrace_batch::add(st, ops, addr)
+    }
+    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
+    fn ftrace_filter_has(&self, ops: FtraceOps, addr: usize) -> bool {
+        // SAFETY: one of the two static ftrace_ops; kprobe_mutex held by the core's caller.
+        unsafe { rkp_ftrace_filter_has(ftrace_ops_id(ops), addr) }
+    }
+    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
+    fn ftrace_batch_recorded(&self, st: &mut KprobeState, ops: FtraceOps, addr: usize) -> bool {
+        ftrace_batch::recorded(st, ops, addr)
+    }
+    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
+    fn ftrace_batch_flush_remove(&self, st: &mut KprobeState, ops: FtraceOps) -> Result {
+        ftrace_batch::flush_remove(st, ops)
+    }
+    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
+    fn ftrace_batch_take_first(&self, st: &mut KprobeState) -> Option<(FtraceOps, usize, usize)> {
+        ftrace_batch::take_first(st)
+    }
+    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
+    fn ftrace_batch_cancel(&self, st: &mut KprobeState, ops: FtraceOps, addr: usize) -> bool {
+        ftrace_batch::cancel(st, ops, addr)
+    }
+    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
+    fn ftrace_batch_flush(&self, st: &mut KprobeState, ops: FtraceOps) -> Result {
+        ftrace_batch::flush(st, ops)
     }
     #[cfg(not(CONFIG_KPROBES_ON_FTRACE))]
     fn ftrace_set_filter_ip(&self, _ops: FtraceOps, _addr: usize, _remove: bool) -> Result {

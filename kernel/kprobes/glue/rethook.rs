@@ -76,8 +76,15 @@ pub fn detach_instance_pool(rp: Krp) {
     }
 }
 
-/// Nothing left to do after the grace period: the rethook frees itself.
-pub fn release_instance_pool(_rp: Krp) {}
+/// After the grace period: forget the rethook (it frees itself once its in-flight nodes
+/// returned), so that a second `unregister_kretprobe()` finds NULL where C frees it again (a
+/// use-after-free in C; a listed divergence, GLUE.md).
+pub fn release_instance_pool(rp: Krp) {
+    // SAFETY: `rp` is live (the caller's); its kprobe left the hash a grace period ago, so no
+    // `pre_handler_kretprobe()` reads `rh` any more, and in-flight nodes reach their rethook
+    // through the node, not through `rp`.
+    unsafe { ptr::write_volatile(addr_of_mut!((*rp.as_ptr()).rh), ptr::null_mut()) };
+}
 
 /// `rethook_try_get(rp->rh)`.
 #[inline(always)]

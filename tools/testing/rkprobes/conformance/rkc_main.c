@@ -310,6 +310,8 @@ static void rkc_kprobe_errnos(struct kunit *test)
 	rkc_refuse_kp(test, "kprobe.mid_insn.symbol", &k->kp, -EILSEQ);
 	RKC_EXPECT_INT(test, "kprobe.mid_insn.symbol.addr_kept",
 		       k->kp.addr == (void *)rkc_f_plain + nop + 3, 1);
+	/* Retried as it is: the address written back makes it "both", not -EILSEQ again. */
+	rkc_refuse_kp(test, "kprobe.mid_insn.symbol.retry", &k->kp, -EINVAL);
 	k = rkc_kp_new(test, NULL, (void *)rkc_f_plain + nop + 3, 0, false);
 	rkc_refuse_kp(test, "kprobe.mid_insn.addr", &k->kp, -EILSEQ);
 	if (rkc_entry_off(rkc_f_plain) == 4) {
@@ -424,6 +426,34 @@ static void rkc_kretprobe_errnos(struct kunit *test)
 	r = rkc_krp_new(test, "rkc_f_plain", NULL, 0, false);
 	r->rp.data_size = KRETPROBE_MAX_DATA_SIZE;
 	rkc_refuse_krp(test, "kretprobe.data_size_4096", &r->rp, 0);
+	/* Absurd sizes, in C's order: the entry, then data_size, then the pool (maxactive). */
+	r = rkc_krp_new(test, "rkc_f_plain", NULL, 0, false);
+	r->rp.data_size = SIZE_MAX;
+	rkc_refuse_krp(test, "kretprobe.data_size_max", &r->rp, -E2BIG);
+	r = rkc_krp_new(test, "rkc_f_plain", NULL, nop + 8, false);
+	r->rp.data_size = SIZE_MAX;
+	rkc_refuse_krp(test, "kretprobe.not_entry.data_size_max", &r->rp, -EINVAL);
+	r = rkc_krp_new(test, "rkc_f_plain", NULL, 0, false);
+	r->rp.data_size = SIZE_MAX;
+	r->rp.maxactive = INT_MAX;
+	rkc_refuse_krp(test, "kretprobe.data_size_max.maxactive_int_max", &r->rp, -E2BIG);
+	/*
+	 * No maxactive limit in register_kretprobe() (KRETPROBE_MAXACTIVE_MAX is
+	 * kprobe_events'): the pool refuses more than 1 << 24 objects before
+	 * allocating (-ENOMEM). Never 1 << 24 itself, which really allocates.
+	 */
+	r = rkc_krp_new(test, "rkc_f_plain", NULL, 0, false);
+	r->rp.maxactive = INT_MAX;
+	rkc_refuse_krp(test, "kretprobe.maxactive_int_max", &r->rp, -ENOMEM);
+	RKC_EXPECT_INT(test, "kretprobe.maxactive_int_max.addr_null", r->rp.kp.addr == NULL, 1);
+	r->rp.maxactive = 1;
+	rkc_refuse_krp(test, "kretprobe.maxactive_int_max.retry_1", &r->rp, 0);
+	r = rkc_krp_new(test, "rkc_f_plain", NULL, 0, false);
+	r->rp.maxactive = (1 << 24) + 1;
+	rkc_refuse_krp(test, "kretprobe.maxactive_pool_max_plus_1", &r->rp, -ENOMEM);
+	r = rkc_krp_new(test, "rkc_f_plain", NULL, 0, false);
+	r->rp.maxactive = INT_MIN;
+	rkc_refuse_krp(test, "kretprobe.maxactive_int_min", &r->rp, 0);
 	r = rkc_krp_new(test, "rkc_f_nokprobe", NULL, 0, false);
 	rkc_refuse_krp(test, "kretprobe.module_nokprobe_symbol", &r->rp, -EINVAL);
 	r = rkc_krp_new(test, "get_kprobe", NULL, 0, false);
@@ -560,6 +590,8 @@ static void rkc_reregister(struct kunit *test)
 	rkc_f_plain2(1);
 	RKC_EXPECT_INT(test, "kprobe_by_symbol.hits", b->pre, 1);
 	rkc_unreg_kp(test, &b->kp);
+	/* Reused as it is: the address written back plus symbol_name (-EINVAL, no WARN). */
+	rkc_refuse_kp(test, "kprobe_by_symbol.uncleared_after_unregister", &b->kp, -EINVAL);
 	b->kp.addr = NULL;
 	b->kp.flags = 0;
 	RKC_EXPECT_INT(test, "kprobe_by_symbol.again_after_unregister", rkc_reg_kp(test, &b->kp), 0);
@@ -640,12 +672,24 @@ static void rkc_unregister_unregistered_kretprobe(struct kunit *test)
 	struct rkc_krp *r;
 
 	if (!IS_ENABLED(CONFIG_KPROBES_RUST))
-		kunit_skip(test, "upstream C dereferences the NULL rp->rh (rethook) of a never-registered kretprobe: only run on the Rust core");
+		kunit_skip(test, "upstream C dereferences the NULL rp->rh (rethook) of a never-registered kretprobe, and frees it twice when unregistered twice: only run on the Rust core");
 	r = rkc_krp_new(test, NULL, rkc_f_plain, 0, false);
 	unregister_kretprobe(&r->rp);
 	RKC_EXPECT_INT(test, "never_registered.addr_null", r->rp.kp.addr == NULL, 1);
 	rkc_f_plain(1);
 	RKC_EXPECT_INT(test, "never_registered.handler", r->ret, 0);
+
+	/* Unregistered twice: C frees the rethook a second time (x86), Rust finds it gone. */
+	r = rkc_krp_new(test, NULL, rkc_f_plain2, 0, false);
+	RKC_EXPECT_INT(test, "twice.ret", rkc_reg_krp(test, &r->rp), 0);
+	rkc_f_plain2(1);
+	RKC_EXPECT_INT(test, "twice.handler", r->ret, 1);
+	rkc_unreg_krp(test, &r->rp);
+	RKC_EXPECT_INT(test, "twice.addr_kept_after_first", r->rp.kp.addr != NULL, 1);
+	unregister_kretprobe(&r->rp);
+	RKC_EXPECT_INT(test, "twice.addr_null_after_second", r->rp.kp.addr == NULL, 1);
+	rkc_f_plain2(1);
+	RKC_EXPECT_INT(test, "twice.handler_after", r->ret, 1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -726,6 +770,103 @@ static void rkc_batch_rollback(struct kunit *test)
 
 /* ------------------------------------------------------------------ */
 /* Aggregates. */
+
+/*
+ * register_kprobes() with kprobes on ftrace sites, where the Rust core records their arming and
+ * adds them to ftrace's filter at once: each batch is also registered one by one, and both
+ * must leave the same kprobes/list lines, addresses and hits.
+ */
+#define RKC_FTB_N 5
+
+/* The batch: two ftrace sites, one with a post_handler, an int3 site, a second probe on the
+ * first site (an aggregate made inside the batch), a third ftrace site.
+ */
+static void rkc_ftb_fill(struct kunit *test, struct rkc_kp **k, struct kprobe **kps)
+{
+	k[0] = rkc_kp_new(test, "rkc_ft_b1", NULL, 0, false);
+	k[1] = rkc_kp_new(test, "rkc_ft_b2", NULL, 0, true);
+	k[2] = rkc_kp_new(test, "rkc_f_batch1", NULL, 0, false);
+	k[3] = rkc_kp_new(test, "rkc_ft_b1", NULL, 0, false);
+	k[4] = rkc_kp_new(test, "rkc_ft_b3", NULL, 0, false);
+	for (int i = 0; i < RKC_FTB_N; i++)
+		kps[i] = &k[i]->kp;
+}
+
+/* What a registered batch shows: its kprobes/list lines and the hits of one call each. */
+static char *rkc_ftb_seen(struct kunit *test, struct rkc_kp **k)
+{
+	char *s;
+
+	rkc_ft_b1(1);
+	rkc_ft_b2(1);
+	rkc_f_batch1(1);
+	rkc_ft_b3(1);
+	s = rkc_fmt(test, "%s|%s|%s|%s|hits %u%u%u%u%u post %u",
+		    rkc_list_at(test, k[0]->kp.addr), rkc_list_at(test, k[1]->kp.addr),
+		    rkc_list_at(test, k[2]->kp.addr), rkc_list_at(test, k[4]->kp.addr),
+		    k[0]->pre, k[1]->pre, k[2]->pre, k[3]->pre, k[4]->pre, k[1]->post);
+	return s;
+}
+
+static void rkc_batch_ftrace(struct kunit *test)
+{
+	struct rkc_kp *k[RKC_FTB_N], *o[RKC_FTB_N];
+	struct kprobe *kps[RKC_FTB_N];
+	char *batched, *one_by_one;
+	int i, bad;
+
+	if (!IS_ENABLED(CONFIG_KPROBES_ON_FTRACE))
+		kunit_skip(test, "CONFIG_KPROBES_ON_FTRACE is off: no ftrace-based probes");
+	rkc_ftb_fill(test, k, kps);
+	RKC_EXPECT_INT(test, "batch.ret", rkc_reg_kps(test, kps, RKC_FTB_N), 0);
+	batched = rkc_ftb_seen(test, k);
+	RKC_EXPECT_STR(test, "batch.seen", batched, batched);
+	KUNIT_EXPECT_NOT_NULL(test, strstr(batched, "[FTRACE]"));
+	unregister_kprobes(kps, RKC_FTB_N);
+	for (i = 0; i < RKC_FTB_N; i++)
+		rkc_forget_kp(test, kps[i]);
+	RKC_LIST(test, "batch.unregistered", k[0]->kp.addr, "");
+	rkc_ft_b1(1);
+	RKC_EXPECT_INT(test, "batch.hits_after", k[0]->pre + k[3]->pre, 2);
+
+	rkc_ftb_fill(test, o, kps);
+	for (i = 0; i < RKC_FTB_N; i++)
+		RKC_EXPECT_INT(test, rkc_fmt(test, "one_by_one.%d.ret", i), rkc_reg_kp(test, kps[i]), 0);
+	one_by_one = rkc_ftb_seen(test, o);
+	RKC_EXPECT_STR(test, "one_by_one.seen_as_batch", one_by_one, batched);
+	for (i = 0; i < RKC_FTB_N; i++) {
+		RKC_EXPECT_INT(test, rkc_fmt(test, "one_by_one.%d.addr_as_batch", i),
+			       o[i]->kp.addr == k[i]->kp.addr, 1);
+		rkc_unreg_kp(test, kps[i]);
+	}
+
+	/* An unknown symbol first, in the middle, last: nothing stays, C's addresses. */
+	for (bad = 0; bad < RKC_FTB_N; bad += 2) {
+		const char *key = rkc_fmt(test, "unknown_at_%d", bad);
+
+		rkc_ftb_fill(test, k, kps);
+		k[bad]->kp.symbol_name = "rkc_no_such_symbol";
+		RKC_EXPECT_INT(test, rkc_fmt(test, "%s.ret", key),
+			       rkc_reg_kps(test, kps, RKC_FTB_N), -ENOENT);
+		for (i = 0; i < RKC_FTB_N; i++)
+			RKC_EXPECT_INT(test, rkc_fmt(test, "%s.%d.addr_set", key, i),
+				       k[i]->kp.addr != NULL, i < bad);
+		RKC_LIST(test, rkc_fmt(test, "%s.list", key), rkc_ft_b1, "");
+		rkc_ft_b1(1);
+		rkc_ft_b2(1);
+		rkc_ft_b3(1);
+		RKC_EXPECT_INT(test, rkc_fmt(test, "%s.hits", key),
+			       k[0]->pre + k[1]->pre + k[3]->pre + k[4]->pre, 0);
+	}
+
+	/* The same struct twice: -EINVAL (C's WARN), the entries before it rolled back. */
+	rkc_ftb_fill(test, k, kps);
+	kps[3] = kps[0];
+	RKC_EXPECT_INT(test, "twice.ret", rkc_reg_kps(test, kps, RKC_FTB_N), -EINVAL);
+	RKC_LIST(test, "twice.list", k[0]->kp.addr, "");
+	rkc_ft_b1(1);
+	RKC_EXPECT_INT(test, "twice.hits", k[0]->pre, 0);
+}
 
 static void rkc_three_probes(struct kunit *test)
 {
@@ -1606,6 +1747,7 @@ static struct kunit_case rkc_cases[] = {
 	KUNIT_CASE(rkc_reregister),
 	KUNIT_CASE(rkc_unregister_unregistered),
 	KUNIT_CASE(rkc_batch_rollback),
+	KUNIT_CASE(rkc_batch_ftrace),
 	KUNIT_CASE(rkc_three_probes),
 	KUNIT_CASE(rkc_recursion_nmissed),
 	KUNIT_CASE(rkc_kretprobe_pool),

@@ -113,6 +113,22 @@ noinline notrace int rkc_f_batch3(int a)
 	return rkc_body(a);
 }
 
+/* ftrace sites for batches (rkc_batch_ftrace). */
+noinline int rkc_ft_b1(int a)
+{
+	return rkc_body(a);
+}
+
+noinline int rkc_ft_b2(int a)
+{
+	return rkc_body(a);
+}
+
+noinline int rkc_ft_b3(int a)
+{
+	return rkc_body(a);
+}
+
 /*
  * A 2-byte NOP, then two 8-byte NOPs: an optprobe on the first copies 10
  * bytes, so a probe on the second lies under its jump (and blocks it).

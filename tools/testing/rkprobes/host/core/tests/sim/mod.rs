@@ -22,7 +22,7 @@ use rkprobes_core::errno::{Errno, Result};
 use rkprobes_core::report::{Message, Report, WarnSite};
 use rkprobes_core::store::{flags_disabled, KprobeState, OptQueue, ProbeStore, KPROBE_TABLE_SIZE};
 use rkprobes_core::table;
-use rkprobes_core::text::{FtraceOps, KernelText, Ksym};
+use rkprobes_core::text::{FtraceOps, KernelText, Ksym, ProbeFields};
 
 /// Breakpoint byte written by `arm_kprobe`.
 pub const INT3: u8 = 0xcc;
@@ -190,6 +190,19 @@ struct Inner {
     module_get_fails: bool,
     ftrace_filters: Vec<(FtraceOps, usize)>,
     ftrace_registered: [bool; 2],
+    /// Filter updates made (`ftrace_set_filter_ip(s)` calls), each a walk of every call site.
+    ftrace_updates: u64,
+    /// The next filter addition (single or batched) fails with this.
+    ftrace_fail_add: Option<Errno>,
+    /// The next batched filter removal fails with this (no memory).
+    ftrace_fail_batch_remove: Option<Errno>,
+    /// An address another IPMODIFY user owns: adding it to the IPMODIFY ops' filter fails
+    /// with -EBUSY, every time (a livepatched function).
+    ftrace_busy: Option<usize>,
+    /// The batch storage, when `batching` allows it: per-ops recorded additions and the saved
+    /// entries.
+    batching: bool,
+    batch: Option<Batch>,
     optimizable: BTreeSet<usize>,
     rcu_syncs: u64,
     kicks: u64,
@@ -197,6 +210,10 @@ struct Inner {
     messages: Vec<Message>,
     init_steps: Vec<&'static str>,
 }
+
+/// A registration batch's storage: per ops the recorded (address, entry) additions, and the
+/// entries' saved fields.
+type Batch = ([Vec<(usize, usize)>; 2], Vec<ProbeFields>);
 
 /// The simulated platform; `OPT` selects CONFIG_OPTPROBES, `FTRACE` CONFIG_KPROBES_ON_FTRACE.
 pub struct Sim<const OPT: bool, const FTRACE: bool> {
@@ -222,6 +239,9 @@ pub const FUNCS: [&str; 8] = [
 
 /// An ftrace site (sym+0 of this function).
 pub const FTRACED: &str = "ftraced_fn";
+
+/// More ftrace sites (sym+0), for batches: 0x40 bytes each from 0x1600.
+pub const FTRACED_MORE: [&str; 4] = ["ftraced_2", "ftraced_3", "ftraced_4", "ftraced_5"];
 
 impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
     /// `p->pre_handler != NULL`, as the arch's int3 handler tests it.
@@ -268,6 +288,14 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
             size: 0x40,
             module: false,
         });
+        for (n, name) in FTRACED_MORE.iter().enumerate() {
+            syms.push(Sym {
+                name,
+                addr: 0x1600 + n * 0x40,
+                size: 0x40,
+                module: false,
+            });
+        }
         syms.push(Sym {
             name: "blacklisted_fn",
             addr: 0x1440,
@@ -380,6 +408,12 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
                 module_get_fails: false,
                 ftrace_filters: Vec::new(),
                 ftrace_registered: [false; 2],
+                ftrace_updates: 0,
+                ftrace_fail_add: None,
+                ftrace_fail_batch_remove: None,
+                ftrace_busy: None,
+                batching: true,
+                batch: None,
                 optimizable,
                 rcu_syncs: 0,
                 kicks: 0,
@@ -619,6 +653,45 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
     /// Whether `ops` is registered with ftrace.
     pub fn ftrace_registered(&self, ops: FtraceOps) -> bool {
         self.inner().ftrace_registered[ops as usize]
+    }
+
+    /// Filter updates made so far.
+    pub fn ftrace_updates(&self) -> u64 {
+        self.inner().ftrace_updates
+    }
+
+    /// The ftrace filters, sorted.
+    pub fn ftrace_filters(&self) -> Vec<(FtraceOps, usize)> {
+        let mut v = self.inner().ftrace_filters.clone();
+        v.sort_by_key(|&(o, a)| (o as usize, a));
+        v
+    }
+
+    /// Makes the next filter addition fail with `e`.
+    pub fn fail_next_ftrace_add(&self, e: Errno) {
+        self.inner().ftrace_fail_add = Some(e);
+    }
+
+    /// Makes the next batched filter removal fail with `e`.
+    pub fn fail_next_ftrace_batch_remove(&self, e: Errno) {
+        self.inner().ftrace_fail_batch_remove = Some(e);
+    }
+
+    /// Makes `addr` an address another IPMODIFY ftrace user owns.
+    pub fn set_ftrace_busy(&self, addr: usize) {
+        self.inner().ftrace_busy = Some(addr);
+    }
+
+    /// Whether `register_kprobes()` may batch (storage available).
+    pub fn set_batching(&self, on: bool) {
+        self.inner().batching = on;
+    }
+
+    /// The users of each ops the core counts (`kprobe_ftrace_enabled`, `kprobe_ipmodify_enabled`).
+    pub fn ftrace_counts(&self) -> (i32, i32) {
+        let st = self.state.borrow();
+        assert!(!st.ftrace_deferred && st.ftrace_register_deferred == [false; 2]);
+        (st.ftrace_enabled, st.ipmodify_enabled)
     }
 
     /// Every probe reachable from the hash table, with the aggregate it hangs off (if any).
@@ -1212,7 +1285,7 @@ impl<const OPT: bool, const FTRACE: bool> KernelText for Sim<OPT, FTRACE> {
         self.inner().module_coming
     }
     fn ftrace_location(&self, addr: usize) -> usize {
-        if addr == 0x1400 {
+        if addr == 0x1400 || ((0x1600..0x1700).contains(&addr) && addr.is_multiple_of(0x40)) {
             addr
         } else {
             0
@@ -1221,6 +1294,15 @@ impl<const OPT: bool, const FTRACE: bool> KernelText for Sim<OPT, FTRACE> {
     fn ftrace_set_filter_ip(&self, ops: FtraceOps, addr: usize, remove: bool) -> Result {
         self.assert_text_unlocked_for_ftrace();
         let mut i = self.inner();
+        i.ftrace_updates += 1;
+        if !remove {
+            if let Some(e) = i.ftrace_fail_add.take() {
+                return Err(e);
+            }
+            if ops == FtraceOps::Ipmodify && i.ftrace_busy == Some(addr) {
+                return Err(Errno::EBUSY);
+            }
+        }
         if remove {
             let k = i
                 .ftrace_filters
@@ -1249,6 +1331,115 @@ impl<const OPT: bool, const FTRACE: bool> KernelText for Sim<OPT, FTRACE> {
     }
     fn kprobe_ftrace_disabled(&self) -> bool {
         false
+    }
+    fn ftrace_batch_begin(&self, _st: &mut KprobeState, n: usize) -> bool {
+        let mut i = self.inner();
+        if !i.batching || i.batch.is_some() {
+            return false;
+        }
+        i.batch = Some((
+            [Vec::with_capacity(n), Vec::with_capacity(n)],
+            vec![ProbeFields::default(); n],
+        ));
+        true
+    }
+    fn ftrace_batch_end(&self, _st: &mut KprobeState) {
+        let b = self.inner().batch.take().expect("a batch");
+        assert!(b.0.iter().all(|v| v.is_empty()), "records left: {:?}", b.0);
+    }
+    fn ftrace_batch_save(&self, _st: &mut KprobeState, i: usize, saved: ProbeFields) {
+        self.inner().batch.as_mut().expect("a batch").1[i] = saved;
+    }
+    fn ftrace_batch_saved(&self, _st: &mut KprobeState, i: usize) -> ProbeFields {
+        self.inner().batch.as_ref().expect("a batch").1[i]
+    }
+    fn ftrace_batch_add(&self, st: &mut KprobeState, ops: FtraceOps, addr: usize) {
+        let mut i = self.inner();
+        let b = i.batch.as_mut().expect("a batch");
+        let n = b.1.len();
+        let v = &mut b.0[ops as usize];
+        assert!(v.len() < n, "more additions than entries");
+        v.push((addr, st.ftrace_batch_entry));
+    }
+    fn ftrace_batch_take_first(&self, _st: &mut KprobeState) -> Option<(FtraceOps, usize, usize)> {
+        let mut i = self.inner();
+        let b = i.batch.as_mut().expect("a batch");
+        let (o, k) = (0..2)
+            .flat_map(|o| (0..b.0[o].len()).map(move |k| (o, k)))
+            .min_by_key(|&(o, k)| b.0[o][k].1)?;
+        let (addr, entry) = b.0[o].remove(k);
+        let ops = [FtraceOps::Plain, FtraceOps::Ipmodify][o];
+        Some((ops, addr, entry))
+    }
+    fn ftrace_batch_cancel(&self, _st: &mut KprobeState, ops: FtraceOps, addr: usize) -> bool {
+        let mut i = self.inner();
+        let v = &mut i.batch.as_mut().expect("a batch").0[ops as usize];
+        match v.iter().position(|&(x, _)| x == addr) {
+            Some(k) => {
+                v.swap_remove(k);
+                true
+            }
+            None => false,
+        }
+    }
+    fn ftrace_filter_has(&self, ops: FtraceOps, addr: usize) -> bool {
+        self.inner().ftrace_filters.contains(&(ops, addr))
+    }
+    fn ftrace_batch_recorded(&self, _st: &mut KprobeState, ops: FtraceOps, addr: usize) -> bool {
+        let i = self.inner();
+        i.batch.as_ref().expect("a batch").0[ops as usize]
+            .iter()
+            .any(|&(a, _)| a == addr)
+    }
+    fn ftrace_batch_flush_remove(&self, _st: &mut KprobeState, ops: FtraceOps) -> Result {
+        self.assert_text_unlocked_for_ftrace();
+        let mut i = self.inner();
+        let recorded: Vec<usize> = i.batch.as_ref().expect("a batch").0[ops as usize]
+            .iter()
+            .map(|&(a, _)| a)
+            .collect();
+        if recorded.is_empty() {
+            return Ok(());
+        }
+        i.ftrace_updates += 1;
+        if let Some(e) = i.ftrace_fail_batch_remove.take() {
+            return Err(e);
+        }
+        // ftrace builds the new filter aside: all or nothing.
+        let mut filters = i.ftrace_filters.clone();
+        for addr in recorded {
+            let k = filters
+                .iter()
+                .position(|&x| x == (ops, addr))
+                .ok_or(Errno::ENOENT)?;
+            filters.remove(k);
+        }
+        i.ftrace_filters = filters;
+        i.batch.as_mut().expect("a batch").0[ops as usize].clear();
+        Ok(())
+    }
+    fn ftrace_batch_flush(&self, _st: &mut KprobeState, ops: FtraceOps) -> Result {
+        self.assert_text_unlocked_for_ftrace();
+        let mut i = self.inner();
+        let recorded: Vec<usize> = i.batch.as_ref().expect("a batch").0[ops as usize]
+            .iter()
+            .map(|&(a, _)| a)
+            .collect();
+        if recorded.is_empty() {
+            return Ok(());
+        }
+        i.ftrace_updates += 1;
+        if let Some(e) = i.ftrace_fail_add.take() {
+            return Err(e);
+        }
+        if ops == FtraceOps::Ipmodify && recorded.iter().any(|&a| i.ftrace_busy == Some(a)) {
+            return Err(Errno::EBUSY);
+        }
+        for addr in recorded {
+            i.ftrace_filters.push((ops, addr));
+        }
+        i.batch.as_mut().expect("a batch").0[ops as usize].clear();
+        Ok(())
     }
 }
 

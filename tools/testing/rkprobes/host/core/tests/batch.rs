@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `register_kprobes()` as one batch (ftrace additions recorded and applied once per ops at the
+//! end) against the same calls registered probe by probe, C's way: random batches over ftrace
+//! sites, breakpoint sites, module text and bad entries (unknown names, blacklisted functions,
+//! offsets past the end, non-boundaries, NULLs, the same probe twice), on top of probes already
+//! registered there, with post handlers (the IPMODIFY ops) and disabled entries, and with an
+//! address another IPMODIFY user owns. Both simulations must end identical: the return value,
+//! every entry's `addr`, `flags` and `nmissed`, the hash and aggregates, the ftrace filters,
+//! registered ops and use counts, the text, the WARNs, and the handlers each site's hit runs;
+//! then again after the batch is unregistered (as one batch too: the removals from the ftrace
+//! filters recorded and applied once per ops).
+
+mod sim;
+
+use proptest::prelude::*;
+use rkprobes_core::errno::{Errno, Result};
+use rkprobes_core::register::{register_kprobe, register_kprobes, unregister_kprobes};
+use rkprobes_core::report::WarnSite;
+use rkprobes_core::store::{ProbeStore, KPROBE_FLAG_DISABLED};
+use rkprobes_core::text::FtraceOps;
+use sim::{Call, HandlerSpec, Pid, Sim, MOD_CORE};
+
+type Opt = Sim<true, true>;
+
+/// Names an entry may give: ftrace sites, breakpoint sites, module text, and bad ones.
+const NAMES: [&str; 10] = [
+    "ftraced_fn",
+    "ftraced_2",
+    "ftraced_3",
+    "ftraced_4",
+    "ftraced_5",
+    "func_a",
+    "func_b",
+    "mod_fn",
+    "no_such_fn",
+    "blacklisted_fn",
+];
+/// Offsets with a name: the function entry mostly, an instruction inside, past the end.
+const OFFSETS: [u32; 5] = [0, 0, 0, 3, 0x50];
+/// Addresses an entry may give: ftrace sites, breakpoint sites (one not a boundary), module.
+const ADDRS: [usize; 7] = [0x1400, 0x1600, 0x1640, 0x1000, 0x1003, 0x1002, MOD_CORE.0];
+/// Where the hits go at the end.
+const HIT_SITES: [usize; 9] = [
+    0x1400, 0x1600, 0x1640, 0x1680, 0x16c0, 0x1000, 0x1003, 0x1040, MOD_CORE.0,
+];
+
+#[derive(Clone, Debug)]
+enum Entry {
+    Name {
+        name: usize,
+        off: usize,
+        post: bool,
+        disabled: bool,
+    },
+    Addr {
+        site: usize,
+        post: bool,
+        disabled: bool,
+    },
+    /// The probe of an earlier entry again (a fresh one if there is none).
+    Again(usize),
+    Null,
+}
+
+fn entry() -> impl Strategy<Value = Entry> {
+    prop_oneof![
+        6 => (0..NAMES.len(), 0..OFFSETS.len(), any::<bool>(), prop::bool::weighted(0.2))
+            .prop_map(|(name, off, post, disabled)| Entry::Name { name, off, post, disabled }),
+        3 => (0..ADDRS.len(), any::<bool>(), prop::bool::weighted(0.2))
+            .prop_map(|(site, post, disabled)| Entry::Addr { site, post, disabled }),
+        1 => (0..8usize).prop_map(Entry::Again),
+        1 => Just(Entry::Null),
+    ]
+}
+
+/// Probes registered before the batch, one by one: (name, post handler).
+fn pre() -> impl Strategy<Value = Vec<(usize, bool)>> {
+    prop::collection::vec((0..7usize, any::<bool>()), 0..4)
+}
+
+fn new_probe(s: &Opt, addr: usize, name: Option<&'static str>, off: u32, post: bool) -> Pid {
+    let p = s.new_probe(addr, name, off);
+    let post = post.then(HandlerSpec::default);
+    s.set_handlers(p, Some(HandlerSpec::default()), post);
+    p
+}
+
+/// What one simulation shows after a step.
+#[derive(Debug, PartialEq)]
+struct Seen {
+    ret: Option<Result>,
+    fields: Vec<(usize, u32, u64)>,
+    reachable: Vec<(Pid, Option<Pid>)>,
+    filters: Vec<(FtraceOps, usize)>,
+    registered: [bool; 2],
+    counts: (i32, i32),
+    /// (address, byte) where the text is not the original.
+    text: Vec<(usize, u8)>,
+    warns: Vec<WarnSite>,
+    hits: Vec<Vec<Call>>,
+}
+
+fn seen(s: &Opt, ret: Option<Result>, probes: &[Pid]) -> Seen {
+    let mut fields = Vec::new();
+    for &p in probes {
+        fields.push((s.probe_addr(p), s.probe_flags(p), s.nmissed(p)));
+    }
+    let mut reachable = s.reachable();
+    reachable.sort();
+    let text = (0x1000..0x3000)
+        .filter(|&a| s.text_at(a) != s.original_at(a))
+        .map(|a| (a, s.text_at(a)))
+        .collect();
+    let warns = s.take_warns();
+    let hits = HIT_SITES
+        .iter()
+        .map(|&a| {
+            s.hit(a);
+            s.take_log()
+        })
+        .collect();
+    Seen {
+        ret,
+        fields,
+        reachable,
+        filters: s.ftrace_filters(),
+        registered: [
+            s.ftrace_registered(FtraceOps::Plain),
+            s.ftrace_registered(FtraceOps::Ipmodify),
+        ],
+        counts: s.ftrace_counts(),
+        text,
+        warns,
+        hits,
+    }
+}
+
+/// Runs the scenario on a fresh simulation; `batching` lets `register_kprobes()` batch.
+fn scenario(
+    batching: bool,
+    pre: &[(usize, bool)],
+    entries: &[Entry],
+    busy: Option<usize>,
+) -> (Vec<Seen>, u64) {
+    let s = Opt::new();
+    s.set_batching(batching);
+    if let Some(b) = busy {
+        s.set_ftrace_busy(b);
+    }
+    let mut pre_probes = Vec::new();
+    for &(name, post) in pre {
+        let p = new_probe(&s, 0, Some(NAMES[name]), 0, post);
+        if register_kprobe(&s, p).is_ok() {
+            pre_probes.push(p);
+        }
+    }
+    s.take_warns();
+    let mut probes: Vec<Pid> = Vec::new();
+    let mut kps: Vec<Option<Pid>> = Vec::new();
+    for e in entries {
+        let p = match *e {
+            Entry::Name {
+                name,
+                off,
+                post,
+                disabled,
+            } => {
+                let p = new_probe(&s, 0, Some(NAMES[name]), OFFSETS[off], post);
+                if disabled {
+                    s.set_flags(p, KPROBE_FLAG_DISABLED);
+                }
+                Some(p)
+            }
+            Entry::Addr {
+                site,
+                post,
+                disabled,
+            } => {
+                let p = new_probe(&s, ADDRS[site], None, 0, post);
+                if disabled {
+                    s.set_flags(p, KPROBE_FLAG_DISABLED);
+                }
+                Some(p)
+            }
+            Entry::Again(j) => Some(match kps.iter().flatten().nth(j) {
+                Some(&p) => p,
+                None => new_probe(&s, 0, Some(NAMES[0]), 0, false),
+            }),
+            Entry::Null => None,
+        };
+        if let Some(p) = p {
+            if !probes.contains(&p) {
+                probes.push(p);
+            }
+        }
+        kps.push(p);
+    }
+    let mut out = Vec::new();
+    let before = s.ftrace_updates();
+    let ret = register_kprobes(&s, &kps);
+    let updates = s.ftrace_updates() - before;
+    out.push(seen(&s, Some(ret), &probes));
+    if ret.is_ok() {
+        unregister_kprobes(&s, &kps);
+        out.push(seen(&s, None, &probes));
+    }
+    unregister_kprobes(&s, &pre_probes);
+    s.run_optimizer();
+    out.push(seen(&s, None, &probes));
+    (out, updates)
+}
+
+fn check(pre: &[(usize, bool)], entries: &[Entry], busy: Option<usize>) {
+    let (batched, updates) = scenario(true, pre, entries, busy);
+    let (one_by_one, c_updates) = scenario(false, pre, entries, busy);
+    assert_eq!(
+        batched, one_by_one,
+        "batched (left) and one by one (right) differ; pre {pre:?}, entries {entries:?}"
+    );
+    if batched[0].ret == Some(Ok(())) {
+        assert!(
+            updates <= c_updates,
+            "{updates} filter updates for the batch, {c_updates} one by one"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn batch_equals_one_by_one(pre in pre(), entries in prop::collection::vec(entry(), 2..10)) {
+        check(&pre, &entries, None);
+    }
+
+    #[test]
+    fn batch_equals_one_by_one_with_a_busy_ipmodify_site(
+        pre in pre(),
+        entries in prop::collection::vec(entry(), 2..10),
+        busy in prop::sample::select(vec![0x1400usize, 0x1600, 0x1640]),
+    ) {
+        check(&pre, &entries, Some(busy));
+    }
+}
+
+#[test]
+fn one_filter_update_per_ops() {
+    let s = Opt::new();
+    let mut kps = Vec::new();
+    for name in [
+        "ftraced_fn",
+        "ftraced_2",
+        "ftraced_3",
+        "ftraced_4",
+        "ftraced_5",
+    ] {
+        kps.push(new_probe(&s, 0, Some(name), 0, false));
+    }
+    // One with a post handler: the IPMODIFY ops.
+    kps.push(new_probe(&s, 0, Some("ftraced_4"), 0, true));
+    kps.push(new_probe(&s, 0, Some("func_a"), 0, false));
+    register_kprobes(&s, &kps).unwrap();
+    assert_eq!(
+        s.ftrace_updates(),
+        1,
+        "five ftrace probes, one filter update"
+    );
+    assert!(s.ftrace_registered(FtraceOps::Plain));
+    assert!(
+        !s.ftrace_registered(FtraceOps::Ipmodify),
+        "joined an armed aggregate"
+    );
+    assert_eq!(s.ftrace_counts(), (5, 0));
+    for a in [0x1400, 0x1600, 0x1640, 0x1680, 0x16c0] {
+        assert!(s.ftrace_filtered(FtraceOps::Plain, a));
+    }
+    unregister_kprobes(&s, &kps);
+    // Upstream quirk 4 (GLUE.md), as one by one: the aggregate that gained a post_handler is
+    // disarmed on the IPMODIFY ops it was never armed on, and stays.
+    assert_eq!(s.ftrace_counts(), (1, -1));
+    assert_eq!(
+        s.take_warns(),
+        [WarnSite::DisarmKprobeFtraceFilter {
+            addr: 0x1680,
+            err: -22
+        }]
+    );
+}
+
+#[test]
+fn one_filter_update_per_ops_to_unregister() {
+    let s = Opt::new();
+    let mut kps = Vec::new();
+    for name in [
+        "ftraced_fn",
+        "ftraced_2",
+        "ftraced_3",
+        "ftraced_4",
+        "ftraced_5",
+    ] {
+        kps.push(new_probe(&s, 0, Some(name), 0, false));
+    }
+    kps.push(new_probe(&s, 0, Some("func_a"), 0, false));
+    register_kprobes(&s, &kps).unwrap();
+    let before = s.ftrace_updates();
+    unregister_kprobes(&s, &kps);
+    assert_eq!(
+        s.ftrace_updates() - before,
+        1,
+        "five ftrace probes, one filter update"
+    );
+    assert!(s.ftrace_filters().is_empty());
+    assert_eq!(s.ftrace_counts(), (0, 0));
+    assert!(!s.ftrace_registered(FtraceOps::Plain));
+    assert!(s.take_warns().is_empty());
+}
+
+#[test]
+fn a_failed_batched_removal_removes_one_by_one() {
+    let s = Opt::new();
+    let a = new_probe(&s, 0, Some("ftraced_2"), 0, false);
+    let b = new_probe(&s, 0, Some("ftraced_3"), 0, false);
+    register_kprobes(&s, &[a, b]).unwrap();
+    s.fail_next_ftrace_batch_remove(Errno::ENOMEM);
+    unregister_kprobes(&s, &[a, b]);
+    assert!(s.ftrace_filters().is_empty(), "removed one by one");
+    assert_eq!(s.ftrace_counts(), (0, 0));
+    assert!(s.take_warns().is_empty());
+    s.hit(0x1600);
+    assert!(s.take_log().is_empty());
+}
+
+#[test]
+fn a_failed_filter_update_registers_one_by_one() {
+    // ftrace fails the batched update (no memory): the batch is rolled back, the entries get
+    // back what the caller passed, and are registered one by one, as C does; here the failure
+    // was transient and the second pass succeeds.
+    let s = Opt::new();
+    let a = new_probe(&s, 0, Some("ftraced_2"), 0, false);
+    let b = new_probe(&s, 0x1640, None, 0, true);
+    let c = new_probe(&s, 0, Some("func_b"), 0, false);
+    s.fail_next_ftrace_add(Errno::ENOMEM);
+    register_kprobes(&s, &[a, b, c]).unwrap();
+    assert_eq!(s.probe_addr(a), 0x1600);
+    assert_eq!(s.probe_addr(b), 0x1640);
+    assert!(s.ftrace_filtered(FtraceOps::Plain, 0x1600));
+    assert!(s.ftrace_filtered(FtraceOps::Ipmodify, 0x1640));
+    assert_eq!(s.ftrace_counts(), (1, 1));
+    assert!(s.take_warns().is_empty());
+    s.hit(0x1600);
+    assert_eq!(s.take_log(), vec![Call::Pre(a)]);
+    unregister_kprobes(&s, &[a, b, c]);
+    s.run_optimizer();
+    assert!(s.ftrace_filters().is_empty());
+    assert_eq!(s.ftrace_counts(), (0, 0));
+    assert!(s.text_pristine());
+}
