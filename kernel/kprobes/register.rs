@@ -757,7 +757,13 @@ pub fn unregister_kprobes<A: Arch, P: Copy + Into<Option<A::Probe>>>(a: &A, kps:
     let mut st = a.kprobe_mutex();
     // Rust only: the probes disarmed through ftrace leave its filters in one update per ops
     // (C updates every call site of the kernel for each).
-    let batched = A::KPROBES_ON_FTRACE && kps.len() > 1 && a.ftrace_batch_begin(&mut st, kps.len());
+    let batched = A::KPROBES_ON_FTRACE
+        && kps.len() > 1
+        && kps
+            .iter()
+            .filter_map(|&p| p.into())
+            .any(|p| flags_ftrace(a.flags(p)))
+        && a.ftrace_batch_begin(&mut st, kps.len());
     st.ftrace_remove_deferred = batched;
     unregister_kprobes_top_all(a, &mut st, kps);
     if batched {

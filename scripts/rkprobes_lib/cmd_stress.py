@@ -82,7 +82,7 @@ MODULE_CHECKS = ("hits-within-calls", "quiet-agg_a", "quiet-agg_b", "quiet-kretp
                  "orphan-int3", "violations", "task-exit", "module-churn")
 # The checks of the module's "faults" step, run where the kernel has fault injection (--debug
 # faults): each kind of registration with its n-th allocation failed, n = 1, 2, ...
-FAULT_KINDS = ("kprobe", "opt", "kretprobe", "ftrace", "batch")
+FAULT_KINDS = ("kprobe", "opt", "kretprobe", "ftrace", "batch", "batch-ftrace")
 FAULT_CHECKS = tuple(f"faults-{k}" for k in FAULT_KINDS)
 SINGLE_PROBES = ("agg_a", "agg_b", "kretprobe", "opt", "ftrace")
 # Operations the stress must have performed at least once to count as a stress.

@@ -64,6 +64,8 @@ int rkc_event_caller(int a);
 int rkc_f_batch1(int a);
 int rkc_f_batch2(int a);
 int rkc_f_batch3(int a);
+int rkc_f_past(int a);
+int rkc_f_past2(int a);
 int rkc_ft_b1(int a);
 int rkc_ft_b2(int a);
 int rkc_ft_b3(int a);

@@ -1381,6 +1381,100 @@ static void rkc_blacklist_inside_symbol(struct kunit *test)
 	rkc_unreg_kp(test, &a->kp);
 }
 
+/*
+ * C does not bound the offset by the symbol's size: _kprobe_addr() looks up
+ * the symbol that holds sym + offset and decides "function entry" for that
+ * one. A kprobe past the end of lo lands in hi; a kretprobe on
+ * "lo + (hi - lo)" is a kretprobe on hi. The batch takes the Rust core's
+ * symbol-batch path (glue/symbatch.rs) through the same inputs.
+ */
+static void rkc_offset_past_end(struct kunit *test)
+{
+	void *lo = rkc_f_past, *hi = rkc_f_past2;
+	const char *lo_sym = "rkc_f_past", *hi_sym = "rkc_f_past2";
+	unsigned long gap, eoff;
+	struct rkc_kp *k, *b;
+	struct rkc_krp *r;
+	struct kprobe *kps[2];
+	int nop2;
+
+	if (lo > hi) {
+		swap(lo, hi);
+		swap(lo_sym, hi_sym);
+	}
+	gap = (unsigned long)hi - (unsigned long)lo;
+	/* lo's kallsyms size ends at the next symbol, at or before hi: gap is past its end. */
+	KUNIT_ASSERT_GT(test, rkc_sym_size(lo), 0UL);
+	KUNIT_ASSERT_LE(test, rkc_sym_size(lo), gap);
+	KUNIT_ASSERT_LT(test, gap, 0x10000UL);
+	/* hi's second NOP: an instruction boundary that is not the entry. */
+	nop2 = rkc_nop_off(test, hi) + 8;
+	eoff = rkc_entry_off(hi);
+
+	k = rkc_kp_new(test, lo_sym, NULL, gap + nop2, false);
+	RKC_EXPECT_INT(test, "kprobe.ret", rkc_reg_kp(test, &k->kp), 0);
+	RKC_EXPECT_INT(test, "kprobe.addr_in_next", k->kp.addr == hi + nop2, 1);
+	RKC_EXPECT_INT(test, "kprobe.flags", k->kp.flags, 0);
+	RKC_LIST(test, "kprobe.list", hi + nop2,
+		 rkc_list_line(test, "k", hi_sym, nop2, RKC_MOD, ""));
+	rkc_f_past(1);
+	rkc_f_past2(1);
+	RKC_EXPECT_INT(test, "kprobe.hits", k->pre, 1);
+	rkc_unreg_kp(test, &k->kp);
+
+	k = rkc_kp_new(test, lo_sym, NULL, gap + nop2 + 3, false);
+	rkc_refuse_kp(test, "kprobe.mid_insn_in_next", &k->kp, -EILSEQ);
+	RKC_EXPECT_INT(test, "kprobe.mid_insn_in_next.addr_kept", k->kp.addr == hi + nop2 + 3, 1);
+
+	/* A batch: the good entry is renormalised the same way, then rolled back. */
+	k = rkc_kp_new(test, lo_sym, NULL, gap + nop2, false);
+	b = rkc_kp_new(test, lo_sym, NULL, gap + nop2 + 3, false);
+	b->kp.flags = KPROBE_FLAG_DISABLED;	/* never armed if wrongly accepted */
+	kps[0] = &k->kp;
+	kps[1] = &b->kp;
+	RKC_EXPECT_INT(test, "batch.ret", rkc_reg_kps(test, kps, 2), -EILSEQ);
+	RKC_EXPECT_INT(test, "batch.first_addr_in_next", k->kp.addr == hi + nop2, 1);
+	RKC_EXPECT_INT(test, "batch.bad_addr_kept", b->kp.addr == hi + nop2 + 3, 1);
+	rkc_f_past2(1);
+	RKC_EXPECT_INT(test, "batch.hits", k->pre, 0);
+	RKC_LIST(test, "batch.list", hi + nop2, "");
+	unregister_kprobe(&k->kp);	/* harmless if rolled back */
+
+	if (IS_ENABLED(CONFIG_X86_64)) {
+		/*
+		 * Modules sit in the top 2 GiB: sym + 0xffffffff wraps below
+		 * 4 GiB, where no symbol is (-ENOENT, addr not written).
+		 */
+		k = rkc_kp_new(test, lo_sym, NULL, UINT_MAX, false);
+		rkc_refuse_kp(test, "kprobe.offset_uint_max", &k->kp, -ENOENT);
+		RKC_EXPECT_INT(test, "kprobe.offset_uint_max.addr_null", k->kp.addr == NULL, 1);
+	} else {
+		RKC_NOTE(test, "kprobe.offset_uint_max", "%s", "n/a (not x86_64)");
+	}
+
+	if (!IS_ENABLED(CONFIG_KRETPROBES))
+		kunit_skip(test, "CONFIG_KRETPROBES is off: the kretprobe half is not tested");
+	/* Upstream quirk kept: "lo + (hi - lo)" is hi's entry, so a kretprobe there probes hi. */
+	r = rkc_krp_new(test, lo_sym, NULL, gap + eoff, false);
+	RKC_EXPECT_INT(test, "kretprobe_entry.ret", rkc_reg_krp(test, &r->rp), 0);
+	RKC_EXPECT_INT(test, "kretprobe_entry.addr_in_next", r->rp.kp.addr == hi + eoff, 1);
+	RKC_EXPECT_INT(test, "kretprobe_entry.flags", r->rp.kp.flags, KPROBE_FLAG_ON_FUNC_ENTRY);
+	RKC_LIST(test, "kretprobe_entry.list", hi + eoff,
+		 rkc_list_line(test, "r", hi_sym, eoff, RKC_MOD, ""));
+	rkc_f_past(1);
+	rkc_f_past2(1);
+	RKC_EXPECT_INT(test, "kretprobe_entry.handler", r->ret, 1);
+	RKC_EXPECT_STR(test, "kretprobe_entry.return_values", rkc_vals(test, r), "2");
+	rkc_unreg_krp(test, &r->rp);
+
+	r = rkc_krp_new(test, lo_sym, NULL, gap + nop2, false);
+	rkc_refuse_krp(test, "kretprobe_not_entry", &r->rp, -EINVAL);
+	if (IS_ENABLED(CONFIG_X86_64)) {
+		r = rkc_krp_new(test, lo_sym, NULL, UINT_MAX, false);
+		rkc_refuse_krp(test, "kretprobe.offset_uint_max", &r->rp, -ENOENT);
+	}
+}
+
 static void rkc_enabled_restore(void *test)
 {
 	rkc_sh(NULL, "echo 1 > " RKC_KP_DIR "/enabled");
@@ -1762,6 +1856,7 @@ static struct kunit_case rkc_cases[] = {
 	KUNIT_CASE(rkc_optprobe_blocked_retry),
 	KUNIT_CASE(rkc_blacklist_inside_symbol),
 	KUNIT_CASE(rkc_optimize_from_freeing),
+	KUNIT_CASE(rkc_offset_past_end),
 	/* Last: if a core crashes here, every other case has reported already. */
 	KUNIT_CASE(rkc_unregister_unregistered_kretprobe),
 	{}

@@ -113,6 +113,17 @@ noinline notrace int rkc_f_batch3(int a)
 	return rkc_body(a);
 }
 
+/* rkc_offset_past_end: an offset past the end of one of these lands in the other. */
+noinline notrace int rkc_f_past(int a)
+{
+	return rkc_body(a);
+}
+
+noinline notrace int rkc_f_past2(int a)
+{
+	return rkc_body(a);
+}
+
 /* ftrace sites for batches (rkc_batch_ftrace). */
 noinline int rkc_ft_b1(int a)
 {

@@ -1194,12 +1194,16 @@ static int rks_cmd_finish(void)
  *   RKS check faults-<kind> ok|FAIL <detail>
  */
 #ifdef CONFIG_FAULT_INJECTION
-enum { RKS_F_KPROBE, RKS_F_OPT, RKS_F_KRETPROBE, RKS_F_FTRACE, RKS_F_BATCH, RKS_NR_F };
+enum {
+	RKS_F_KPROBE, RKS_F_OPT, RKS_F_KRETPROBE, RKS_F_FTRACE, RKS_F_BATCH,
+	RKS_F_BATCH_FTRACE, RKS_NR_F
+};
 static const char *const rks_f_names[RKS_NR_F] = {
-	"kprobe", "opt", "kretprobe", "ftrace", "batch"
+	"kprobe", "opt", "kretprobe", "ftrace", "batch", "batch-ftrace"
 };
 static const char *const rks_f_check_names[RKS_NR_F] = {
-	"faults-kprobe", "faults-opt", "faults-kretprobe", "faults-ftrace", "faults-batch"
+	"faults-kprobe", "faults-opt", "faults-kretprobe", "faults-ftrace", "faults-batch",
+	"faults-batch-ftrace"
 };
 #define RKS_F_BATCH_N	4
 #define RKS_F_MAX_RUNS	400
@@ -1236,7 +1240,22 @@ static void rks_f_funcs(int kind, int *first, int *n)
 	};
 
 	*first = kind == RKS_F_BATCH ? RKS_NR_TARGETS : single[kind];
-	*n = kind == RKS_F_BATCH ? RKS_F_BATCH_N : 1;
+	*n = kind == RKS_F_BATCH || kind == RKS_F_BATCH_FTRACE ? RKS_F_BATCH_N : 1;
+}
+
+/*
+ * Function `i` of kind `kind`: a range from `first`, but "batch-ftrace" is the
+ * ftrace-site target followed by filler functions (int3 sites), so that a
+ * batch records an ftrace arming next to breakpoints.
+ */
+static int rks_f_func(int kind, int i)
+{
+	int first, n;
+
+	if (kind == RKS_F_BATCH_FTRACE)
+		return i ? RKS_NR_TARGETS + i - 1 : RKS_T_FTRACE;
+	rks_f_funcs(kind, &first, &n);
+	return first + i;
 }
 
 /* Fresh probe structures for `kind`, as a caller would set them up. */
@@ -1248,13 +1267,13 @@ static void rks_f_setup(int kind)
 	memset(rks_fkp, 0, sizeof(rks_fkp));
 	memset(&rks_fkrp, 0, sizeof(rks_fkrp));
 	if (kind == RKS_F_KRETPROBE) {
-		rks_fkrp.kp.addr = rks_func_addr(first);
+		rks_fkrp.kp.addr = rks_func_addr(rks_f_func(kind, 0));
 		rks_fkrp.handler = rks_f_ret;
 		rks_fkrp.maxactive = 16;
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		rks_fkp[i].addr = rks_func_addr(first + i);
+		rks_fkp[i].addr = rks_func_addr(rks_f_func(kind, i));
 		rks_fkp[i].pre_handler = rks_f_pre;
 		/* A post handler keeps it on int3; "opt" is left optimizable. */
 		if (kind == RKS_F_KPROBE)
@@ -1269,6 +1288,7 @@ static int rks_f_register(int kind)
 	case RKS_F_KRETPROBE:
 		return register_kretprobe(&rks_fkrp);
 	case RKS_F_BATCH:
+	case RKS_F_BATCH_FTRACE:
 		return register_kprobes(rks_fkp_ptrs, RKS_F_BATCH_N);
 	default:
 		return register_kprobe(&rks_fkp[0]);
@@ -1282,6 +1302,7 @@ static void rks_f_unregister(int kind)
 		unregister_kretprobe(&rks_fkrp);
 		break;
 	case RKS_F_BATCH:
+	case RKS_F_BATCH_FTRACE:
 		unregister_kprobes(rks_fkp_ptrs, RKS_F_BATCH_N);
 		break;
 	default:
@@ -1297,7 +1318,7 @@ static bool rks_f_works(int kind)
 
 	rks_f_funcs(kind, &first, &n);
 	for (i = 0; i < n; i++)
-		rks_call(first + i);
+		rks_call(rks_f_func(kind, i));
 	rks_f_unregister(kind);
 	return atomic_read(&rks_f_hits) - before == n;
 }
@@ -1310,8 +1331,8 @@ static bool rks_f_text_clean(int kind)
 
 	rks_f_funcs(kind, &first, &n);
 	for (i = 0; i < n; i++)
-		while (memcmp(rks_func_addr(first + i), rks_saved_text[first + i],
-			      RKS_TEXT_BYTES)) {
+		while (memcmp(rks_func_addr(rks_f_func(kind, i)),
+			      rks_saved_text[rks_f_func(kind, i)], RKS_TEXT_BYTES)) {
 			if (!time_before(jiffies, deadline))
 				return false;
 			msleep(20);

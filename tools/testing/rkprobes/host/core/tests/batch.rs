@@ -244,19 +244,24 @@ proptest! {
     }
 }
 
-#[test]
-fn one_filter_update_per_ops() {
-    let s = Opt::new();
-    let mut kps = Vec::new();
-    for name in [
+/// A probe by name on each of the simulation's five ftrace sites.
+fn on_every_ftrace_site(s: &Opt) -> Vec<Pid> {
+    [
         "ftraced_fn",
         "ftraced_2",
         "ftraced_3",
         "ftraced_4",
         "ftraced_5",
-    ] {
-        kps.push(new_probe(&s, 0, Some(name), 0, false));
-    }
+    ]
+    .into_iter()
+    .map(|name| new_probe(s, 0, Some(name), 0, false))
+    .collect()
+}
+
+#[test]
+fn one_filter_update_per_ops() {
+    let s = Opt::new();
+    let mut kps = on_every_ftrace_site(&s);
     // One with a post handler: the IPMODIFY ops.
     kps.push(new_probe(&s, 0, Some("ftraced_4"), 0, true));
     kps.push(new_probe(&s, 0, Some("func_a"), 0, false));
@@ -291,16 +296,7 @@ fn one_filter_update_per_ops() {
 #[test]
 fn one_filter_update_per_ops_to_unregister() {
     let s = Opt::new();
-    let mut kps = Vec::new();
-    for name in [
-        "ftraced_fn",
-        "ftraced_2",
-        "ftraced_3",
-        "ftraced_4",
-        "ftraced_5",
-    ] {
-        kps.push(new_probe(&s, 0, Some(name), 0, false));
-    }
+    let mut kps = on_every_ftrace_site(&s);
     kps.push(new_probe(&s, 0, Some("func_a"), 0, false));
     register_kprobes(&s, &kps).unwrap();
     let before = s.ftrace_updates();

@@ -651,6 +651,16 @@ fn revived_from_freeing_list_is_disarmed_globally() {
     assert!(s.text_pristine());
 }
 
+/// A kprobe on `func_a`, optimized: its address, the probe and its aggregate.
+fn optimized_on_func_a(s: &Opt) -> (usize, sim::Pid, sim::Pid) {
+    let addr = s.sym("func_a");
+    let p = probe(s, "func_a", 0);
+    register_kprobe(s, p).unwrap();
+    s.run_optimizer();
+    assert_eq!(s.text_at(addr), JMP);
+    (addr, p, get_kprobe(s, addr).expect("the aggregate"))
+}
+
 #[test]
 fn global_disarm_racing_the_optimization_sysctl() {
     // Upstream 6.12 race, an "Oops: int3" on C under QEMU (README, "The kprobes/enabled race"):
@@ -662,12 +672,7 @@ fn global_disarm_racing_the_optimization_sysctl() {
     // not touch the text: its int3 stays without a kprobe. The Rust core disarms it in the
     // optimizer, and the text is the original at every step.
     let s = Opt::new();
-    let addr = s.sym("func_a");
-    let p = probe(&s, "func_a", 0);
-    register_kprobe(&s, p).unwrap();
-    s.run_optimizer();
-    assert_eq!(s.text_at(addr), JMP);
-    let ap = get_kprobe(&s, addr).expect("the aggregate");
+    let (addr, p, ap) = optimized_on_func_a(&s);
     {
         // unoptimize_all_kprobes() up to its wait_for_kprobe_optimizer().
         let _st = s.kprobe_mutex();
@@ -699,12 +704,7 @@ fn optimizing_a_probe_left_on_the_freeing_list() {
     // optimizer runs, and the probe is never optimized again. The Rust core moves it from the
     // freeing list to the optimizing one.
     let s = Opt::new();
-    let addr = s.sym("func_a");
-    let p = probe(&s, "func_a", 0);
-    register_kprobe(&s, p).unwrap();
-    s.run_optimizer();
-    assert_eq!(s.text_at(addr), JMP);
-    let ap = get_kprobe(&s, addr).expect("the aggregate");
+    let (addr, p, ap) = optimized_on_func_a(&s);
     // Its only child disabled: the aggregate is disabled and queued for unoptimizing.
     disable_kprobe(&s, p).unwrap();
     assert_eq!(s.text_at(addr), JMP, "queued, not yet unoptimized");

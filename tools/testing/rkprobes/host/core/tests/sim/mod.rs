@@ -215,6 +215,21 @@ struct Inner {
 /// entries' saved fields.
 type Batch = ([Vec<(usize, usize)>; 2], Vec<ProbeFields>);
 
+impl Inner {
+    /// The addresses a batch recorded for `ops`, counted as one filter update; `None` if none.
+    fn take_update(&mut self, ops: FtraceOps) -> Option<Vec<usize>> {
+        let recorded: Vec<usize> = self.batch.as_ref().expect("a batch").0[ops as usize]
+            .iter()
+            .map(|&(a, _)| a)
+            .collect();
+        if recorded.is_empty() {
+            return None;
+        }
+        self.ftrace_updates += 1;
+        Some(recorded)
+    }
+}
+
 /// The simulated platform; `OPT` selects CONFIG_OPTPROBES, `FTRACE` CONFIG_KPROBES_ON_FTRACE.
 pub struct Sim<const OPT: bool, const FTRACE: bool> {
     inner: RefCell<Inner>,
@@ -1394,14 +1409,9 @@ impl<const OPT: bool, const FTRACE: bool> KernelText for Sim<OPT, FTRACE> {
     fn ftrace_batch_flush_remove(&self, _st: &mut KprobeState, ops: FtraceOps) -> Result {
         self.assert_text_unlocked_for_ftrace();
         let mut i = self.inner();
-        let recorded: Vec<usize> = i.batch.as_ref().expect("a batch").0[ops as usize]
-            .iter()
-            .map(|&(a, _)| a)
-            .collect();
-        if recorded.is_empty() {
+        let Some(recorded) = i.take_update(ops) else {
             return Ok(());
-        }
-        i.ftrace_updates += 1;
+        };
         if let Some(e) = i.ftrace_fail_batch_remove.take() {
             return Err(e);
         }
@@ -1421,14 +1431,9 @@ impl<const OPT: bool, const FTRACE: bool> KernelText for Sim<OPT, FTRACE> {
     fn ftrace_batch_flush(&self, _st: &mut KprobeState, ops: FtraceOps) -> Result {
         self.assert_text_unlocked_for_ftrace();
         let mut i = self.inner();
-        let recorded: Vec<usize> = i.batch.as_ref().expect("a batch").0[ops as usize]
-            .iter()
-            .map(|&(a, _)| a)
-            .collect();
-        if recorded.is_empty() {
+        let Some(recorded) = i.take_update(ops) else {
             return Ok(());
-        }
-        i.ftrace_updates += 1;
+        };
         if let Some(e) = i.ftrace_fail_add.take() {
             return Err(e);
         }
