@@ -174,6 +174,15 @@ fn ftrace_count(st: &mut KprobeState, ops: FtraceOps) -> &mut i32 {
     }
 }
 
+/// The ops a probe is armed or disarmed through: `kprobe_ipmodify_ops` with a post handler.
+fn ftrace_ops_of<A: Arch>(a: &A, p: A::Probe) -> FtraceOps {
+    if a.has_post_handler(p) {
+        FtraceOps::Ipmodify
+    } else {
+        FtraceOps::Plain
+    }
+}
+
 /// `arm_kprobe_ftrace()`: add the filter, register the ops for their first user.
 pub fn arm_kprobe_ftrace<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -> Result {
     if !A::KPROBES_ON_FTRACE {
@@ -181,12 +190,7 @@ pub fn arm_kprobe_ftrace<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -> R
     }
     a.assert_kprobe_mutex_held();
     let addr = a.addr(p);
-    let ipmodify = a.has_post_handler(p);
-    let ops = if ipmodify {
-        FtraceOps::Ipmodify
-    } else {
-        FtraceOps::Plain
-    };
+    let ops = ftrace_ops_of(a, p);
     if st.ftrace_deferred {
         // A registration batch: added to the filter, and the ops registered, at its end.
         a.ftrace_batch_add(st, ops, addr);
@@ -219,12 +223,7 @@ pub fn disarm_kprobe_ftrace<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -
         return Ok(());
     }
     let addr = a.addr(p);
-    let ipmodify = a.has_post_handler(p);
-    let ops = if ipmodify {
-        FtraceOps::Ipmodify
-    } else {
-        FtraceOps::Plain
-    };
+    let ops = ftrace_ops_of(a, p);
     if st.ftrace_deferred && a.ftrace_batch_cancel(st, ops, addr) {
         // Rolling a registration batch back: this addition was only recorded.
         if *ftrace_count(st, ops) == 1 {
@@ -234,12 +233,12 @@ pub fn disarm_kprobe_ftrace<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -
         *cnt = cnt.wrapping_sub(1);
         return Ok(());
     }
-    if *ftrace_count(st, ops) == 1 && st.ftrace_register_deferred[ops as usize] {
-        // The ops' registration was recorded with the batch but its filter applied: only the
-        // filter goes.
-        st.ftrace_register_deferred[ops as usize] = false;
-    } else if *ftrace_count(st, ops) == 1 {
-        if let Err(e) = a.unregister_ftrace_function(ops) {
+    if *ftrace_count(st, ops) == 1 {
+        if st.ftrace_register_deferred[ops as usize] {
+            // The ops' registration was recorded with the batch but its filter applied: only
+            // the filter goes.
+            st.ftrace_register_deferred[ops as usize] = false;
+        } else if let Err(e) = a.unregister_ftrace_function(ops) {
             a.warn(WarnSite::DisarmKprobeFtraceUnregister { err: e.to_neg() });
             return Err(e);
         }
@@ -401,13 +400,12 @@ fn register_kprobe_in<A: Platform>(
     let (addr, on_func_entry) = kprobe_addr(a, a.addr(p), a.symbol_name(p), a.offset(p) as usize)?;
     a.set_addr(p, addr);
     match held {
-        Some(ref mut st) => {
-            if get_valid_kprobe(a, p).is_some() {
-                // The WARN is seen: only if C gets this far.
-                settle_ftrace_batch(a, st)?;
-            }
-            kprobe_rereg_locked(a, p, false)?;
+        // Registered already: the WARN is seen, so only if C gets this far.
+        Some(ref mut st) if get_valid_kprobe(a, p).is_some() => {
+            settle_ftrace_batch(a, st)?;
+            return kprobe_rereg_locked(a, p, false);
         }
+        Some(_) => {}
         None => warn_kprobe_rereg(a, p, false)?,
     }
 
@@ -540,9 +538,7 @@ fn register_kprobes_batched<A: Platform, P: Copy + Into<Option<A::Probe>>>(
                 break;
             }
             // All applied after all: this entry again, as the caller passed it.
-            let saved = a.ftrace_batch_saved(&mut st, i);
-            a.set_addr(p, saved.addr);
-            a.set_flags(p, saved.flags);
+            restore_entry(a, &mut st, i, p);
             ret = register_kprobe_in(a, p, Some(&mut st));
         }
         if let Err(e) = ret {
@@ -593,14 +589,19 @@ fn register_kprobes_batched<A: Platform, P: Copy + Into<Option<A::Probe>>>(
             // A probe also given at or before `k` keeps what C left it (a failure path: the
             // quadratic scan is fine).
             if let Some(p) = probe(i).filter(|&p| !(0..=k).any(|j| probe(j) == Some(p))) {
-                let saved = a.ftrace_batch_saved(&mut st, i);
-                a.set_addr(p, saved.addr);
-                a.set_flags(p, saved.flags);
+                restore_entry(a, &mut st, i, p);
             }
         }
     }
     a.ftrace_batch_end(&mut st);
     Some(Err(err))
+}
+
+/// Gives batch entry `i` (probe `p`) back the `addr` and `flags` its caller passed.
+fn restore_entry<A: Arch>(a: &A, st: &mut KprobeState, i: usize, p: A::Probe) {
+    let saved = a.ftrace_batch_saved(st, i);
+    a.set_addr(p, saved.addr);
+    a.set_flags(p, saved.flags);
 }
 
 /// Applies the batch's records one by one in entry order, as C arms: the first entry whose

@@ -15,6 +15,7 @@ use core::cell::UnsafeCell;
 use kernel::alloc::{flags::GFP_KERNEL, KVVec};
 
 use super::helpers::rkp_ftrace_set_filter_ips;
+use super::platform::ftrace_ops_id;
 use crate::errno::{from_c_ret, Result};
 use crate::store::KprobeState;
 use crate::text::{FtraceOps, ProbeFields};
@@ -65,10 +66,7 @@ fn with<R>(_st: &mut KprobeState, f: impl FnOnce(&mut Option<Batch>) -> R) -> R 
 }
 
 fn ops_index(ops: FtraceOps) -> usize {
-    match ops {
-        FtraceOps::Plain => 0,
-        FtraceOps::Ipmodify => 1,
-    }
+    ftrace_ops_id(ops) as usize
 }
 
 fn alloc(n: usize) -> Option<Batch> {
@@ -156,11 +154,7 @@ pub(super) fn take_first(st: &mut KprobeState) -> Option<(FtraceOps, usize, usiz
         let a = &mut b.adds[o];
         let addr = a.addrs.as_slice()[i];
         a.remove(i);
-        let ops = if o == 0 {
-            FtraceOps::Plain
-        } else {
-            FtraceOps::Ipmodify
-        };
+        let ops = [FtraceOps::Plain, FtraceOps::Ipmodify][o];
         Some((ops, addr, entry))
     })
 }
@@ -199,8 +193,4 @@ fn flush_dir(st: &mut KprobeState, ops: FtraceOps, remove: bool) -> Result {
         a.len = 0;
         Ok(())
     })
-}
-
-fn ftrace_ops_id(ops: FtraceOps) -> i32 {
-    ops_index(ops) as i32
 }

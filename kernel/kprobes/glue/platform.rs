@@ -225,8 +225,9 @@ pub struct Kernel;
 /// The one instance.
 pub static KERNEL: Kernel = Kernel;
 
+/// The index of `ops` in `rkp_ftrace_ops()` (kprobes_helpers.c).
 #[cfg(CONFIG_KPROBES_ON_FTRACE)]
-fn ftrace_ops_id(ops: FtraceOps) -> i32 {
+pub(super) fn ftrace_ops_id(ops: FtraceOps) -> i32 {
     match ops {
         FtraceOps::Plain => 0,
         FtraceOps::Ipmodify => 1,
