@@ -48,6 +48,16 @@ pub unsafe fn this_cpu_ptr<T>(var: *mut T) -> *mut T {
     }
 }
 
+/// Does nothing; the expansion of [`this_cpu_write_usize!`] calls it so that the macro can
+/// only be used inside an `unsafe` block, where its caller states why its contract holds.
+///
+/// # Safety
+///
+/// The contract of [`this_cpu_write_usize!`].
+#[doc(hidden)]
+#[inline(always)]
+pub unsafe fn this_cpu_write_requires_unsafe() {}
+
 /// Writes `val` to this CPU's instance of the pointer-sized per-CPU variable `$var`, or to the
 /// pointer-sized field at byte offset `$off` of it (`this_cpu_write(var, val)`,
 /// `this_cpu_write(var.field, val)`), as one `%gs`-relative store on x86_64 SMP, where C's
@@ -69,16 +79,6 @@ pub unsafe fn this_cpu_ptr<T>(var: *mut T) -> *mut T {
 /// // SAFETY: preemption is disabled and only this CPU writes its `current_kprobe`.
 /// unsafe { kernel::this_cpu_write_usize!(bindings::current_kprobe, const 0) };
 /// ```
-/// Does nothing; the expansion of [`this_cpu_write_usize!`] calls it so that the macro can
-/// only be used inside an `unsafe` block, where its caller states why its contract holds.
-///
-/// # Safety
-///
-/// The contract of [`this_cpu_write_usize!`].
-#[doc(hidden)]
-#[inline(always)]
-pub unsafe fn this_cpu_write_requires_unsafe() {}
-
 #[cfg(any(not(CONFIG_SMP), CONFIG_X86_64))]
 #[macro_export]
 macro_rules! this_cpu_write_usize {
