@@ -34,6 +34,9 @@ pub trait ArchHooks<S: Storage> {
     const OPCODE_SIZE: usize;
     /// `MAX_OPTIMIZED_LENGTH` in bytes (0 without OPTPROBES).
     const MAX_OPTIMIZED_LENGTH: usize;
+    /// Whether [`ArchHooks::disarm_kprobes`] does better than one `disarm_kprobe` per probe
+    /// (Rust only), which makes an unregistration batch record its breakpoints for it.
+    const BATCHES_DISARM: bool = false;
 
     /// `arch_prepare_kprobe()`: validate the instruction, get a slot, fill `opcode`/`ainsn`.
     fn prepare_kprobe(s: &S, p: S::Probe) -> Result;
@@ -41,6 +44,15 @@ pub trait ArchHooks<S: Storage> {
     fn arm_kprobe(s: &S, p: S::Probe);
     /// `arch_disarm_kprobe()`: restore the original instruction.
     fn disarm_kprobe(s: &S, p: S::Probe);
+    /// Restores the original instruction of every probe of `probes` (in address order, each
+    /// armed, all still in the hash), with text_mutex held: what `disarm_kprobe` on each does,
+    /// with the writes and the cross-CPU synchronisation shared where the arch can (Rust only;
+    /// C's arch has no batch hook).
+    fn disarm_kprobes(s: &S, probes: impl Iterator<Item = S::Probe> + Clone) {
+        for p in probes {
+            Self::disarm_kprobe(s, p);
+        }
+    }
     /// `arch_remove_kprobe()`: release the slot.
     fn remove_kprobe(s: &S, p: S::Probe);
     /// `arch_trampoline_kprobe()`: never disarmed globally (powerpc's rethook trampoline).
@@ -122,6 +134,8 @@ pub trait Arch: Storage + Sized {
     const OPCODE_SIZE: usize = <Self::Hooks as ArchHooks<Self>>::OPCODE_SIZE;
     /// See [`ArchHooks::MAX_OPTIMIZED_LENGTH`].
     const MAX_OPTIMIZED_LENGTH: usize = <Self::Hooks as ArchHooks<Self>>::MAX_OPTIMIZED_LENGTH;
+    /// See [`ArchHooks::BATCHES_DISARM`].
+    const BATCHES_DISARM: bool = <Self::Hooks as ArchHooks<Self>>::BATCHES_DISARM;
 
     /// See [`ArchHooks::prepare_kprobe`].
     #[inline(always)]
@@ -137,6 +151,11 @@ pub trait Arch: Storage + Sized {
     #[inline(always)]
     fn disarm_kprobe(&self, p: Self::Probe) {
         hook!(disarm_kprobe(self, p))
+    }
+    /// See [`ArchHooks::disarm_kprobes`].
+    #[inline(always)]
+    fn disarm_kprobes(&self, probes: impl Iterator<Item = Self::Probe> + Clone) {
+        hook!(disarm_kprobes(self, probes))
     }
     /// See [`ArchHooks::remove_kprobe`].
     #[inline(always)]

@@ -17,7 +17,7 @@
 
 use super::errno::{Errno, Result};
 use super::register::{
-    kprobe_addr, register_all, register_kprobe, unregister_kprobe_bottom, unregister_kprobe_top,
+    kprobe_addr, register_all, register_kprobe, unregister_kprobe_bottom, unregister_tops,
     warn_kprobe_rereg, Platform,
 };
 
@@ -154,16 +154,17 @@ pub fn unregister_kretprobes<A: KretprobeStore, R: Copy + Into<Option<A::Kretpro
     if !A::KRETPROBES || rps.is_empty() {
         return;
     }
-    {
-        let mut st = a.kprobe_mutex();
-        for rp in rps.iter().filter_map(|&rp| rp.into()) {
-            let kp = a.kretprobe_kp(rp);
-            if unregister_kprobe_top(a, &mut st, kp).is_err() {
-                a.set_addr(kp, 0);
+    unregister_tops(
+        a,
+        &mut a.kprobe_mutex(),
+        rps,
+        |rp| rp.into().map(|rp| a.kretprobe_kp(rp)),
+        |rp| {
+            if let Some(rp) = rp.into() {
+                a.detach_instance_pool(rp);
             }
-            a.detach_instance_pool(rp);
-        }
-    }
+        },
+    );
     a.synchronize_rcu();
     for rp in rps.iter().filter_map(|&rp| rp.into()) {
         let kp = a.kretprobe_kp(rp);

@@ -34,7 +34,7 @@ use super::store::{
 use super::table::{
     aggr_kprobe_disabled, for_each_kprobe, get_kprobe, get_valid_kprobe, kprobe_unused,
 };
-use super::text::{FtraceOps, ProbeFields};
+use super::text::{DisarmRecord, FtraceOps, ProbeFields};
 
 /// Everything the core needs from its environment: arch hooks, probe storage, kernel services
 /// and blacklist storage (implemented once for the kernel, once for the host simulation).
@@ -274,7 +274,7 @@ fn arm_kprobe_locked<A: Arch>(a: &A, st: &KprobeState, p: A::Probe) {
     optimize_kprobe(a, st, p);
 }
 
-fn disarm_kprobe_locked<A: Arch>(a: &A, st: &KprobeState, p: A::Probe, reopt: bool) {
+fn disarm_kprobe_locked<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe, reopt: bool) {
     a.assert_text_mutex_held();
     unoptimize_kprobe(a, p, st.all_disarmed);
     // A queued probe is left to the optimizer, which disarms only DISABLED ones. That is what a
@@ -286,7 +286,13 @@ fn disarm_kprobe_locked<A: Arch>(a: &A, st: &KprobeState, p: A::Probe, reopt: bo
     // "The kprobes/enabled race"). On the freeing list the jump is already gone, so the global
     // disarm disarms it here.
     if !kprobe_queued(a, p) || (st.all_disarmed && a.queue_contains(OptQueue::Freeing, p)) {
-        a.disarm_kprobe(p);
+        if st.disarm_deferred {
+            // Written with the batch's other breakpoints, before the optimizer (which needs
+            // kprobe_mutex) can act on what follows.
+            a.disarm_batch_record(st, a.addr(p));
+        } else {
+            a.disarm_kprobe(p);
+        }
         if let Some(op) = get_optimized_kprobe(a, a.addr(p)) {
             if reopt {
                 optimize_kprobe(a, st, op);
@@ -310,7 +316,6 @@ pub fn disarm_kprobe<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe, reopt: b
     if flags_ftrace(a.flags(p)) {
         return disarm_kprobe_ftrace(a, st, p);
     }
-    let st = &*st;
     if st.text_locks_held {
         disarm_kprobe_locked(a, st, p, reopt);
     } else {
@@ -701,9 +706,14 @@ pub fn disable_kprobe_locked<A: Arch>(
 
 /// `__unregister_kprobe_top()`: disable, disarm, unlink (no RCU wait).
 pub fn unregister_kprobe_top<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -> Result {
+    // C has unlinked the hash entry at this address already (the same probe given twice in
+    // the batch): what the batch deferred is done now, so that `p` is found gone, as in C.
+    if st.disarm_deferred && a.disarm_batch_unlinked(st, a.addr(p)) {
+        flush_disarms(a, st);
+    }
     let ap = disable_kprobe_locked(a, st, p)?;
     if ap == p {
-        a.hlist_del_rcu(ap);
+        unlink_kprobe(a, st, ap);
         return Ok(());
     }
     // What follows expects an aggregate.
@@ -711,7 +721,7 @@ pub fn unregister_kprobe_top<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) 
         a.warn(WarnSite::UnregisterKprobeTop);
     }
     if a.list_is_singular(ap) && kprobe_disarmed(a, ap) {
-        a.hlist_del_rcu(ap);
+        unlink_kprobe(a, st, ap);
         return Ok(());
     }
     if a.has_post_handler(p) && !flags_gone(a.flags(p)) {
@@ -736,6 +746,15 @@ pub fn unregister_kprobe_top<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) 
     Ok(())
 }
 
+/// `hlist_del_rcu(&ap->hlist)`; in a batch that records its breakpoint removals, after the
+/// breakpoint of `ap` is written, if it is recorded (`unregister_tops_locked`).
+fn unlink_kprobe<A: Arch>(a: &A, st: &mut KprobeState, ap: A::Probe) {
+    if st.disarm_deferred && a.disarm_batch_defer_unlink(st, a.addr(ap)) {
+        return;
+    }
+    a.hlist_del_rcu(ap);
+}
+
 /// `__unregister_kprobe_bottom()`: after the grace period, release what `p` held.
 pub fn unregister_kprobe_bottom<A: Arch>(a: &A, p: A::Probe) {
     if a.list_empty(p) {
@@ -755,26 +774,39 @@ pub fn unregister_kprobes<A: Arch, P: Copy + Into<Option<A::Probe>>>(a: &A, kps:
     if kps.is_empty() {
         return;
     }
-    let mut st = a.kprobe_mutex();
-    // Rust only: the probes disarmed through ftrace leave its filters in one update per ops
-    // (C updates every call site of the kernel for each).
-    let batched = A::KPROBES_ON_FTRACE
-        && kps.len() > 1
-        && kps
-            .iter()
-            .filter_map(|&p| p.into())
-            .any(|p| flags_ftrace(a.flags(p)))
-        && a.ftrace_batch_begin(&mut st, kps.len());
-    st.ftrace_remove_deferred = batched;
-    unregister_kprobes_top_all(a, &mut st, kps);
-    if batched {
-        st.ftrace_remove_deferred = false;
-        flush_ftrace_removals(a, &mut st);
-        a.ftrace_batch_end(&mut st);
-    }
-    drop(st);
+    unregister_tops(a, &mut a.kprobe_mutex(), kps, |p| p.into(), |_| {});
     a.synchronize_rcu();
     unregister_kprobes_bottom_all(a, kps);
+}
+
+/// The top halves of `unregister_kprobes()`, or of `unregister_kretprobes()` (the probe of an
+/// entry is `kp_of(entry)`, a `None` entry is skipped, and `after(entry)` follows each top
+/// half: the kretprobe's instance pool is detached), with `kprobe_mutex` held.
+///
+/// Rust only: the probes disarmed through ftrace leave its filters in one update per ops (C
+/// updates every call site of the kernel for each), and a batch of breakpoint probes has its
+/// breakpoints written together (`unregister_tops_locked`).
+pub fn unregister_tops<A: Arch, E: Copy>(
+    a: &A,
+    st: &mut KprobeState,
+    entries: &[E],
+    kp_of: impl Fn(E) -> Option<A::Probe>,
+    after: impl FnMut(E),
+) {
+    let batched = A::KPROBES_ON_FTRACE
+        && entries.len() > 1
+        && entries
+            .iter()
+            .filter_map(|&e| kp_of(e))
+            .any(|p| flags_ftrace(a.flags(p)))
+        && a.ftrace_batch_begin(st, entries.len());
+    st.ftrace_remove_deferred = batched;
+    unregister_tops_locked(a, st, entries, kp_of, after);
+    if batched {
+        st.ftrace_remove_deferred = false;
+        flush_ftrace_removals(a, st);
+        a.ftrace_batch_end(st);
+    }
 }
 
 /// Applies the removals an unregistration batch recorded, one filter update per ops. Each
@@ -797,36 +829,77 @@ fn flush_ftrace_removals<A: Arch>(a: &A, st: &mut KprobeState) {
     }
 }
 
-/// The top halves of `unregister_kprobes()`, with `kprobe_mutex` held.
+/// The top halves of `unregister_kprobes()`, with `kprobe_mutex` held (no ftrace batch).
 fn unregister_kprobes_top_all<A: Arch, P: Copy + Into<Option<A::Probe>>>(
     a: &A,
     st: &mut KprobeState,
     kps: &[P],
 ) {
-    let tops = |st: &mut KprobeState| {
-        for p in kps.iter().filter_map(|&p| p.into()) {
+    unregister_tops_locked(a, st, kps, |p| p.into(), |_| {});
+}
+
+/// The loop of [`unregister_tops`], with `kprobe_mutex` held.
+fn unregister_tops_locked<A: Arch, E: Copy>(
+    a: &A,
+    st: &mut KprobeState,
+    entries: &[E],
+    kp_of: impl Fn(E) -> Option<A::Probe>,
+    mut after: impl FnMut(E),
+) {
+    let mut tops = |st: &mut KprobeState| {
+        for &e in entries {
+            let Some(p) = kp_of(e) else { continue };
             if unregister_kprobe_top(a, st, p).is_err() {
                 a.set_addr(p, 0);
             }
+            after(e);
         }
     };
     // A batch of int3 probes is disarmed under one hold of the text locks rather than one per
     // probe (C's order kept: kprobe_mutex, cpus_read_lock, text_mutex). Not with an ftrace
     // probe in it: ftrace takes text_mutex itself.
-    if kps.len() > 1
-        && !kps
+    if entries.len() > 1
+        && !entries
             .iter()
-            .filter_map(|&p| p.into())
+            .filter_map(|&e| kp_of(e))
             .any(|p| flags_ftrace(a.flags(p)))
     {
         a.text_locked(false, || {
             st.text_locks_held = true;
+            // Rust only, where the arch batches: the breakpoints the top halves remove are
+            // recorded and written at once at their end, and a hash entry whose breakpoint is
+            // recorded leaves the hash only after that (a hit there would find no probe and
+            // oops). An entry that C's order has unlinked already is disabled (so it blocks no
+            // optimization, as an absent one does not) and not optimized, so what the top
+            // halves look up finds what it finds in C, but for the entry itself given again:
+            // then the deferred work is done first (`unregister_kprobe_top`). Nothing can arm
+            // or optimize before the mutex is dropped.
+            let deferred = A::BATCHES_DISARM && a.disarm_batch_begin(st, entries.len());
+            st.disarm_deferred = deferred;
             tops(st);
+            st.disarm_deferred = false;
+            if deferred {
+                flush_disarms(a, st);
+                a.disarm_batch_end(st);
+            }
             st.text_locks_held = false;
         });
     } else {
         tops(st);
     }
+}
+
+/// Writes the breakpoint removals a batch recorded, then unlinks the hash entries whose
+/// removal was waiting for that (`unregister_tops_locked`).
+fn flush_disarms<A: Arch>(a: &A, st: &mut KprobeState) {
+    a.disarm_batch_flush(st, |records| {
+        // Each recorded address is that of a hash entry, still there with that address.
+        let entry = |r: &DisarmRecord| get_kprobe(a, r.addr);
+        a.disarm_kprobes(records.iter().filter_map(entry));
+        for ap in records.iter().filter(|r| r.unlink).filter_map(entry) {
+            a.hlist_del_rcu(ap);
+        }
+    });
 }
 
 /// The bottom halves of `unregister_kprobes()`, after the grace period.

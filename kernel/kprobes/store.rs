@@ -113,6 +113,11 @@ pub struct KprobeState {
     /// (the address is in that ops' filter, not yet recorded) and applies them at once at the
     /// end of its top halves (`unregister_kprobes()`, Rust only).
     pub ftrace_remove_deferred: bool,
+    /// An unregistration batch of breakpoint probes, with the text locks held, records the
+    /// breakpoints it removes instead of writing each, and has the arch write them together
+    /// at the end of its top halves, before the probes they belong to leave the hash
+    /// (`unregister_kprobes()`, Rust only: C writes and synchronises every CPU for each).
+    pub disarm_deferred: bool,
 }
 
 impl KprobeState {
@@ -128,6 +133,7 @@ impl KprobeState {
             ftrace_register_deferred: [false; 2],
             ftrace_batch_failed: false,
             ftrace_batch_entry: 0,
+            disarm_deferred: false,
             ftrace_remove_deferred: false,
         }
     }

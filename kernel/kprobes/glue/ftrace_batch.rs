@@ -10,12 +10,11 @@
 //! Process context; `begin` allocates (GFP_KERNEL, vmalloc for large batches), nothing else
 //! does. An allocation failure only means the batch is registered probe by probe, as C does.
 
-use core::cell::UnsafeCell;
-
 use kernel::alloc::{flags::GFP_KERNEL, KVVec};
 
 use super::helpers::rkp_ftrace_set_filter_ips;
 use super::platform::ftrace_ops_id;
+use super::state_cell::{with, Cell};
 use crate::errno::{from_c_ret, Result};
 use crate::store::KprobeState;
 use crate::text::{FtraceOps, ProbeFields};
@@ -51,19 +50,7 @@ struct Batch {
     saved: KVVec<ProbeFields>,
 }
 
-struct BatchCell(UnsafeCell<Option<Batch>>);
-
-// SAFETY: the cell is only reached through `with`, whose callers hold `kprobe_mutex` (module
-// docs): one task at a time.
-unsafe impl Sync for BatchCell {}
-
-static BATCH: BatchCell = BatchCell(UnsafeCell::new(None));
-
-fn with<R>(_st: &mut KprobeState, f: impl FnOnce(&mut Option<Batch>) -> R) -> R {
-    // SAFETY: `_st` is borrowed from the `kprobe_mutex` guard for this call, so the mutex is
-    // held and this is the only reference to the cell; it does not outlive the call.
-    f(unsafe { &mut *BATCH.0.get() })
-}
+static BATCH: Cell<Batch> = Cell::new();
 
 fn ops_index(ops: FtraceOps) -> usize {
     ftrace_ops_id(ops) as usize
@@ -79,22 +66,22 @@ fn alloc(n: usize) -> Option<Batch> {
 /// Allocates the storage for `n` entries; false on allocation failure, or while another batch
 /// holds it (between its `begin` and `end` it may drop the mutex for a grace period).
 pub(super) fn begin(st: &mut KprobeState, n: usize) -> bool {
-    if with(st, |b| b.is_some()) {
+    if with(&BATCH, st, |b| b.is_some()) {
         return false;
     }
     let batch = alloc(n);
     let ok = batch.is_some();
-    with(st, |b| *b = batch);
+    with(&BATCH, st, |b| *b = batch);
     ok
 }
 
 /// Frees the storage.
 pub(super) fn end(st: &mut KprobeState) {
-    with(st, |b| *b = None);
+    with(&BATCH, st, |b| *b = None);
 }
 
 pub(super) fn save(st: &mut KprobeState, i: usize, fields: ProbeFields) {
-    with(st, |b| {
+    with(&BATCH, st, |b| {
         if let Some(slot) = b.as_mut().and_then(|b| b.saved.as_mut_slice().get_mut(i)) {
             *slot = fields;
         }
@@ -102,7 +89,7 @@ pub(super) fn save(st: &mut KprobeState, i: usize, fields: ProbeFields) {
 }
 
 pub(super) fn saved(st: &mut KprobeState, i: usize) -> ProbeFields {
-    with(st, |b| {
+    with(&BATCH, st, |b| {
         b.as_ref()
             .and_then(|b| b.saved.as_slice().get(i).copied())
             .unwrap_or_default()
@@ -111,7 +98,7 @@ pub(super) fn saved(st: &mut KprobeState, i: usize) -> ProbeFields {
 
 pub(super) fn add(st: &mut KprobeState, ops: FtraceOps, addr: usize) {
     let entry = st.ftrace_batch_entry;
-    with(st, |b| {
+    with(&BATCH, st, |b| {
         let Some(b) = b.as_mut() else { return };
         let a = &mut b.adds[ops_index(ops)];
         // Room for one per entry, and an entry arms at most once: never full.
@@ -128,7 +115,7 @@ pub(super) fn add(st: &mut KprobeState, ops: FtraceOps, addr: usize) {
 }
 
 pub(super) fn cancel(st: &mut KprobeState, ops: FtraceOps, addr: usize) -> bool {
-    with(st, |b| {
+    with(&BATCH, st, |b| {
         let Some(b) = b.as_mut() else { return false };
         let a = &mut b.adds[ops_index(ops)];
         let Some(i) = a.addrs.as_slice()[..a.len].iter().position(|&x| x == addr) else {
@@ -140,7 +127,7 @@ pub(super) fn cancel(st: &mut KprobeState, ops: FtraceOps, addr: usize) -> bool 
 }
 
 pub(super) fn take_first(st: &mut KprobeState) -> Option<(FtraceOps, usize, usize)> {
-    with(st, |b| {
+    with(&BATCH, st, |b| {
         let b = b.as_mut()?;
         let mut best: Option<(usize, usize, usize)> = None;
         for (o, a) in b.adds.iter().enumerate() {
@@ -160,7 +147,7 @@ pub(super) fn take_first(st: &mut KprobeState) -> Option<(FtraceOps, usize, usiz
 }
 
 pub(super) fn recorded(st: &mut KprobeState, ops: FtraceOps, addr: usize) -> bool {
-    with(st, |b| {
+    with(&BATCH, st, |b| {
         b.as_ref().is_some_and(|b| {
             let a = &b.adds[ops_index(ops)];
             a.addrs.as_slice()[..a.len].contains(&addr)
@@ -177,7 +164,7 @@ pub(super) fn flush_remove(st: &mut KprobeState, ops: FtraceOps) -> Result {
 }
 
 fn flush_dir(st: &mut KprobeState, ops: FtraceOps, remove: bool) -> Result {
-    with(st, |b| {
+    with(&BATCH, st, |b| {
         let Some(b) = b.as_mut() else { return Ok(()) };
         let a = &mut b.adds[ops_index(ops)];
         if a.len == 0 {

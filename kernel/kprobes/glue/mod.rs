@@ -28,6 +28,7 @@ macro_rules! nokprobe {
 #[cfg(not(CONFIG_KPROBES_RUST_ARCH))]
 pub mod carch;
 pub mod debugfs;
+mod disarm_batch;
 pub mod exports;
 #[cfg(CONFIG_KPROBES_ON_FTRACE)]
 mod ftrace_batch;
@@ -44,5 +45,6 @@ mod percpu;
 pub mod platform;
 #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
 pub mod rethook;
+mod state_cell;
 #[cfg(all(CONFIG_MODULES, CONFIG_KALLSYMS, not(CONFIG_HAVE_FUNCTION_DESCRIPTORS)))]
 pub mod symbatch;

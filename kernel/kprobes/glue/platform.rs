@@ -23,6 +23,7 @@ use core::slice;
 use kernel::bindings;
 use kernel::sync::lock::{mutex::MutexBackend, Guard, Lock};
 
+use super::disarm_batch;
 #[cfg(CONFIG_KPROBES_ON_FTRACE)]
 use super::ftrace_batch;
 use super::helpers::*;
@@ -34,7 +35,7 @@ use crate::report::{Message, Report, WarnSite};
 use crate::store::{KprobeState, OptQueue, ProbeStore, KPROBE_TABLE_SIZE};
 #[cfg(CONFIG_KPROBES_ON_FTRACE)]
 use crate::text::ProbeFields;
-use crate::text::{FtraceOps, KernelText, Ksym, KSYM_NAME_LEN};
+use crate::text::{DisarmRecord, FtraceOps, KernelText, Ksym, KSYM_NAME_LEN};
 
 /// Handle to a `struct kprobe`.
 ///
@@ -1051,6 +1052,24 @@ impl KernelText for Kernel {
     #[cfg(CONFIG_KPROBES_ON_FTRACE)]
     fn ftrace_batch_cancel(&self, st: &mut KprobeState, ops: FtraceOps, addr: usize) -> bool {
         ftrace_batch::cancel(st, ops, addr)
+    }
+    fn disarm_batch_begin(&self, st: &mut KprobeState, n: usize) -> bool {
+        disarm_batch::begin(st, n)
+    }
+    fn disarm_batch_record(&self, st: &mut KprobeState, addr: usize) {
+        disarm_batch::record(st, addr)
+    }
+    fn disarm_batch_defer_unlink(&self, st: &mut KprobeState, addr: usize) -> bool {
+        disarm_batch::defer_unlink(st, addr)
+    }
+    fn disarm_batch_unlinked(&self, st: &mut KprobeState, addr: usize) -> bool {
+        disarm_batch::unlinked(st, addr)
+    }
+    fn disarm_batch_flush(&self, st: &mut KprobeState, f: impl FnOnce(&[DisarmRecord])) {
+        disarm_batch::flush(st, f)
+    }
+    fn disarm_batch_end(&self, st: &mut KprobeState) {
+        disarm_batch::end(st)
     }
     #[cfg(CONFIG_KPROBES_ON_FTRACE)]
     fn ftrace_batch_flush(&self, st: &mut KprobeState, ops: FtraceOps) -> Result {

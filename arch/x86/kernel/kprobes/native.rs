@@ -23,7 +23,9 @@ use core::cell::Cell;
 use core::ffi::{c_int, c_void};
 use core::ptr::{self, addr_of, addr_of_mut, NonNull};
 
+use kernel::alloc::{flags::GFP_KERNEL, KVec};
 use kernel::bindings;
+use kernel::page::PAGE_SIZE;
 use kernel::percpu::this_cpu_ptr;
 
 use crate::arch::ArchHooks;
@@ -45,7 +47,8 @@ use kernel::bindings::{
 /// What this layer needs from the kernel, as small abstractions over its C.
 #[path = "services.rs"]
 mod services;
-use services::{perf_text_poke, read_kernel, slots, tables, text_poke, text_poke_sync, TrapRegs};
+use services::{perf_text_poke, read_kernel, read_kernel_into, slots, tables};
+use services::{text_poke, text_poke_sync, TrapRegs};
 
 /// `X86_EFLAGS_IF`.
 const IF: usize = dec::X86_EFLAGS_IF as usize;
@@ -492,6 +495,53 @@ impl ArchHooks<Kernel> for X86 {
         perf_text_poke(addr, &[dec::INT3_INSN_OPCODE], &opcode);
         // SAFETY: restores the byte the breakpoint replaced; text_mutex held.
         unsafe { text_poke(addr, &opcode) };
+        text_poke_sync();
+    }
+
+    const BATCHES_DISARM: bool = true;
+
+    /// One `text_poke()` per page for the breakpoints on it (C: one per probe, each followed
+    /// by a synchronisation of every CPU) and one `text_poke_sync()` at the end. The bytes
+    /// between two breakpoints of a page are read and written back unchanged: text_mutex is
+    /// held, so nothing else writes text, and a CPU executing there fetches the same bytes.
+    /// Each breakpoint becomes its original byte in one store, as with `disarm_kprobe`; a CPU
+    /// that still traps on it before the synchronisation finds its probe, still in the hash.
+    /// Without memory for the page buffer, probe by probe.
+    fn disarm_kprobes(s: &Kernel, probes: impl Iterator<Item = Kp> + Clone) {
+        let Ok(mut buf) = KVec::from_elem(0u8, PAGE_SIZE, GFP_KERNEL) else {
+            for p in probes {
+                Self::disarm_kprobe(s, p);
+            }
+            return;
+        };
+        let buf = buf.as_mut_slice();
+        // The bytes `start..start + len` are in `buf[..len]`, ready to write.
+        let mut start = 0;
+        let mut len = 0;
+        let flush = |start: usize, bytes: &[u8]| {
+            if !bytes.is_empty() {
+                // SAFETY: `bytes` are the text at `start`, on one page, with breakpoints of
+                // probes being disarmed replaced by their original bytes; text_mutex held.
+                unsafe { text_poke(start, bytes) };
+            }
+        };
+        for p in probes {
+            let addr = s.addr(p);
+            // SAFETY: `p` is live.
+            let opcode = unsafe { (*p.as_ptr()).opcode };
+            perf_text_poke(addr, &[dec::INT3_INSN_OPCODE], &[opcode]);
+            let same_page =
+                len != 0 && addr / PAGE_SIZE == start / PAGE_SIZE && addr >= start + len;
+            let gap = addr.wrapping_sub(start + len);
+            if !(same_page && read_kernel_into(start + len, &mut buf[len..len + gap])) {
+                flush(start, &buf[..len]);
+                start = addr;
+            }
+            let at = addr - start;
+            buf[at] = opcode;
+            len = at + 1;
+        }
+        flush(start, &buf[..len]);
         text_poke_sync();
     }
 

@@ -26,11 +26,22 @@ pub(crate) fn smap() -> bool {
 /// cannot be read.
 pub(crate) fn read_kernel<const N: usize>(addr: usize) -> Option<[u8; N]> {
     let mut buf = [0u8; N];
-    // SAFETY: `buf` is a local of `N` bytes; the source is checked by the nofault copy.
+    read_kernel_into(addr, &mut buf).then_some(buf)
+}
+
+/// Fills `buf` with the kernel memory at `addr` (`copy_from_kernel_nofault()`); false if it
+/// cannot be read.
+pub(crate) fn read_kernel_into(addr: usize, buf: &mut [u8]) -> bool {
+    // SAFETY: `buf` is valid for writes of its length; the source is checked by the nofault
+    // copy.
     let ret = unsafe {
-        bindings::copy_from_kernel_nofault(buf.as_mut_ptr().cast(), addr as *const c_void, N)
+        bindings::copy_from_kernel_nofault(
+            buf.as_mut_ptr().cast(),
+            addr as *const c_void,
+            buf.len(),
+        )
     };
-    (ret == 0).then_some(buf)
+    ret == 0
 }
 
 /// `perf_event_text_poke()`: tells perf that the `old` bytes at `addr` became `new` (either may

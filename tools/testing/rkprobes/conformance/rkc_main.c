@@ -620,8 +620,8 @@ static void rkc_reregister(struct kunit *test)
 
 static void rkc_unregister_unregistered(struct kunit *test)
 {
-	struct rkc_kp *never, *nul, *live, *same, *y, *z;
-	struct kprobe *kps[2];
+	struct rkc_kp *never, *nul, *live, *same, *y, *z, *w, *x, *x2;
+	struct kprobe *kps[2], *twice[4];
 
 	never = rkc_kp_new(test, NULL, rkc_f_plain, 0, false);
 	RKC_EXPECT_INT(test, "enable_never_registered", enable_kprobe(&never->kp), -EINVAL);
@@ -665,6 +665,31 @@ static void rkc_unregister_unregistered(struct kunit *test)
 	RKC_EXPECT_INT(test, "twice.addr_null_after_second", live->kp.addr == NULL, 1);
 	rkc_f_plain2(1);
 	RKC_EXPECT_INT(test, "twice.hits", live->pre, 1);
+
+	/*
+	 * The same probe twice in one batch of breakpoint probes, next to the two children of
+	 * an aggregate: the second time it is gone (-EINVAL, addr NULL); the children go.
+	 */
+	w = rkc_kp_new(test, "rkc_f_batch3", NULL, 0, false);
+	x = rkc_kp_new(test, "rkc_f_batch1", NULL, 0, false);
+	x2 = rkc_kp_new(test, "rkc_f_batch1", NULL, 0, true);
+	RKC_EXPECT_INT(test, "batch_twice.w_ret", rkc_reg_kp(test, &w->kp), 0);
+	RKC_EXPECT_INT(test, "batch_twice.x_ret", rkc_reg_kp(test, &x->kp), 0);
+	RKC_EXPECT_INT(test, "batch_twice.x2_ret", rkc_reg_kp(test, &x2->kp), 0);
+	twice[0] = &w->kp;
+	twice[1] = &x->kp;
+	twice[2] = &w->kp;
+	twice[3] = &x2->kp;
+	unregister_kprobes(twice, 4);
+	rkc_forget_kp(test, &w->kp);
+	rkc_forget_kp(test, &x->kp);
+	rkc_forget_kp(test, &x2->kp);
+	RKC_EXPECT_INT(test, "batch_twice.w_addr_null", w->kp.addr == NULL, 1);
+	RKC_EXPECT_INT(test, "batch_twice.children_addr_kept",
+		       x->kp.addr != NULL && x2->kp.addr != NULL, 1);
+	rkc_f_batch3(1);
+	rkc_f_batch1(1);
+	RKC_EXPECT_INT(test, "batch_twice.hits_after", w->pre + x->pre + x2->pre + x2->post, 0);
 }
 
 static void rkc_unregister_unregistered_kretprobe(struct kunit *test)

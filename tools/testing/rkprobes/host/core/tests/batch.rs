@@ -9,7 +9,10 @@
 //! every entry's `addr`, `flags` and `nmissed`, the hash and aggregates, the ftrace filters,
 //! registered ops and use counts, the text, the WARNs, and the handlers each site's hit runs;
 //! then again after the batch is unregistered (as one batch too: the removals from the ftrace
-//! filters recorded and applied once per ops).
+//! filters recorded and applied once per ops). Batches of breakpoint probes alone, also with
+//! optimized ones, are unregistered with their breakpoint removals recorded and written at
+//! once before any probe leaves the hash (the simulation fails a probe unhashed while its
+//! removal is pending), against C's order.
 
 mod sim;
 
@@ -136,17 +139,35 @@ fn seen(s: &Opt, ret: Option<Result>, probes: &[Pid]) -> Seen {
     }
 }
 
-/// Runs the scenario on a fresh simulation; `batching` lets `register_kprobes()` batch.
+/// Breakpoint sites the optimizer may turn into jumps, with `Setup::optimize`.
+const OPTIMIZABLE: [usize; 2] = [0x1000, 0x1040];
+
+/// What a scenario runs with besides its probes.
+#[derive(Clone, Copy, Default)]
+struct Setup {
+    /// An address another IPMODIFY user owns.
+    busy: Option<usize>,
+    /// The optimizer may optimize `OPTIMIZABLE` and runs after each registration.
+    optimize: bool,
+}
+
+/// Runs the scenario on a fresh simulation; `batching` lets `register_kprobes()` and
+/// `unregister_kprobes()` batch.
 fn scenario(
     batching: bool,
     pre: &[(usize, bool)],
     entries: &[Entry],
-    busy: Option<usize>,
+    setup: Setup,
 ) -> (Vec<Seen>, u64) {
     let s = Opt::new();
     s.set_batching(batching);
-    if let Some(b) = busy {
+    if let Some(b) = setup.busy {
         s.set_ftrace_busy(b);
+    }
+    if setup.optimize {
+        for a in OPTIMIZABLE {
+            s.set_optimizable(a);
+        }
     }
     let mut pre_probes = Vec::new();
     for &(name, post) in pre {
@@ -154,6 +175,9 @@ fn scenario(
         if register_kprobe(&s, p).is_ok() {
             pre_probes.push(p);
         }
+    }
+    if setup.optimize {
+        s.run_optimizer();
     }
     s.take_warns();
     let mut probes: Vec<Pid> = Vec::new();
@@ -200,6 +224,9 @@ fn scenario(
     let before = s.ftrace_updates();
     let ret = register_kprobes(&s, &kps);
     let updates = s.ftrace_updates() - before;
+    if setup.optimize {
+        s.run_optimizer();
+    }
     out.push(seen(&s, Some(ret), &probes));
     if ret.is_ok() {
         unregister_kprobes(&s, &kps);
@@ -211,9 +238,9 @@ fn scenario(
     (out, updates)
 }
 
-fn check(pre: &[(usize, bool)], entries: &[Entry], busy: Option<usize>) {
-    let (batched, updates) = scenario(true, pre, entries, busy);
-    let (one_by_one, c_updates) = scenario(false, pre, entries, busy);
+fn check(pre: &[(usize, bool)], entries: &[Entry], setup: Setup) {
+    let (batched, updates) = scenario(true, pre, entries, setup);
+    let (one_by_one, c_updates) = scenario(false, pre, entries, setup);
     assert_eq!(
         batched, one_by_one,
         "batched (left) and one by one (right) differ; pre {pre:?}, entries {entries:?}"
@@ -231,7 +258,7 @@ proptest! {
 
     #[test]
     fn batch_equals_one_by_one(pre in pre(), entries in prop::collection::vec(entry(), 2..10)) {
-        check(&pre, &entries, None);
+        check(&pre, &entries, Setup::default());
     }
 
     #[test]
@@ -240,8 +267,59 @@ proptest! {
         entries in prop::collection::vec(entry(), 2..10),
         busy in prop::sample::select(vec![0x1400usize, 0x1600, 0x1640]),
     ) {
-        check(&pre, &entries, Some(busy));
+        check(&pre, &entries, Setup { busy: Some(busy), optimize: false });
     }
+
+    #[test]
+    fn breakpoint_batch_equals_one_by_one(
+        pre in breakpoint_pre(),
+        entries in prop::collection::vec(breakpoint_entry(), 2..10),
+        optimize in any::<bool>(),
+    ) {
+        check(&pre, &entries, Setup { busy: None, optimize });
+    }
+}
+
+/// An entry of a batch without ftrace sites: breakpoint sites, module text and bad entries.
+fn breakpoint_entry() -> impl Strategy<Value = Entry> {
+    prop_oneof![
+        6 => (5..NAMES.len(), 0..OFFSETS.len(), any::<bool>(), prop::bool::weighted(0.2))
+            .prop_map(|(name, off, post, disabled)| Entry::Name { name, off, post, disabled }),
+        3 => (3..ADDRS.len(), any::<bool>(), prop::bool::weighted(0.2))
+            .prop_map(|(site, post, disabled)| Entry::Addr { site, post, disabled }),
+        1 => (0..8usize).prop_map(Entry::Again),
+        1 => Just(Entry::Null),
+    ]
+}
+
+/// Breakpoint probes registered before the batch: (name, post handler).
+fn breakpoint_pre() -> impl Strategy<Value = Vec<(usize, bool)>> {
+    prop::collection::vec((5..8usize, any::<bool>()), 0..4)
+}
+
+#[test]
+fn breakpoints_removed_together() {
+    let s = Opt::new();
+    let kps: Vec<Pid> = ["func_b", "func_a", "mod_fn"]
+        .into_iter()
+        .map(|name| new_probe(&s, 0, Some(name), 0, false))
+        .collect();
+    // A probe that stays, sharing func_a with the batch: its aggregate keeps the breakpoint.
+    let stays = new_probe(&s, 0, Some("func_a"), 0, false);
+    register_kprobes(&s, &kps).unwrap();
+    register_kprobe(&s, stays).unwrap();
+    unregister_kprobes(&s, &kps);
+    assert_eq!(s.batch_disarmed(), 2, "func_b and mod_fn, in one batch");
+    assert_eq!(s.text_at(0x1040), s.original_at(0x1040));
+    assert_eq!(s.text_at(MOD_CORE.0), s.original_at(MOD_CORE.0));
+    assert_ne!(
+        s.text_at(0x1000),
+        s.original_at(0x1000),
+        "func_a stays armed"
+    );
+    unregister_kprobes(&s, &[stays]);
+    assert_eq!(s.text_at(0x1000), s.original_at(0x1000));
+    assert_eq!(s.batch_disarmed(), 2, "one probe: not a batch");
 }
 
 /// A probe by name on each of the simulation's five ftrace sites.
@@ -351,4 +429,48 @@ fn a_failed_filter_update_registers_one_by_one() {
     assert!(s.ftrace_filters().is_empty());
     assert_eq!(s.ftrace_counts(), (0, 0));
     assert!(s.text_pristine());
+}
+
+#[test]
+fn the_same_probe_twice_in_an_unregistration_batch() {
+    // Unregistered in one batch, the second time an entry gets -EINVAL and `addr` NULL, as in
+    // C's order, whether its hash entry was unlinked at once or after the batch's breakpoints.
+    // Without optprobes a probe is its own hash entry; with them, inside an aggregate.
+    fn run<const OPT: bool>(batching: bool) -> (Vec<(usize, u32)>, Vec<u8>, u64) {
+        let s = Sim::<OPT, true>::new();
+        s.set_batching(batching);
+        let probe = |name: &'static str, post: bool| {
+            let p = s.new_probe(0, Some(name), 0);
+            s.set_handlers(
+                p,
+                Some(HandlerSpec::default()),
+                post.then(HandlerSpec::default),
+            );
+            p
+        };
+        let a = probe("func_a", false);
+        let b = probe("func_b", false);
+        let c = probe("func_b", true);
+        let d = probe("mod_fn", false);
+        register_kprobes(&s, &[a, b, c, d]).unwrap();
+        unregister_kprobes(&s, &[a, b, a, c, b, d, d]);
+        assert!(s.reachable().is_empty(), "a probe left in the hash");
+        let fields = [a, b, c, d]
+            .iter()
+            .map(|&p| (s.probe_addr(p), s.probe_flags(p)))
+            .collect();
+        let text = [0x1000, 0x1040, MOD_CORE.0].map(|x| s.text_at(x)).to_vec();
+        (fields, text, s.batch_disarmed())
+    }
+    for (batched, one_by_one) in [
+        (run::<false>(true), run::<false>(false)),
+        (run::<true>(true), run::<true>(false)),
+    ] {
+        assert_eq!(batched.0, one_by_one.0);
+        assert_eq!(batched.1, one_by_one.1);
+        assert_eq!(
+            batched.2, 3,
+            "func_a, func_b's aggregate and mod_fn in one batch"
+        );
+    }
 }

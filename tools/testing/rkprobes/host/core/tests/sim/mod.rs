@@ -22,7 +22,7 @@ use rkprobes_core::errno::{Errno, Result};
 use rkprobes_core::report::{Message, Report, WarnSite};
 use rkprobes_core::store::{flags_disabled, KprobeState, OptQueue, ProbeStore, KPROBE_TABLE_SIZE};
 use rkprobes_core::table;
-use rkprobes_core::text::{FtraceOps, KernelText, Ksym, ProbeFields};
+use rkprobes_core::text::{DisarmRecord, FtraceOps, KernelText, Ksym, ProbeFields};
 
 /// Breakpoint byte written by `arm_kprobe`.
 pub const INT3: u8 = 0xcc;
@@ -203,6 +203,13 @@ struct Inner {
     /// entries.
     batching: bool,
     batch: Option<Batch>,
+    /// An unregistration batch's recorded breakpoint removals (room, records with whether the
+    /// hash entry there is to be unlinked after), when `batching` allows it.
+    disarms: Option<(usize, Vec<(usize, bool)>)>,
+    /// While a disarm batch's records are written: the addresses written, in order.
+    disarms_written: Option<Vec<usize>>,
+    /// Probes disarmed through `disarm_kprobes` (the batch hook).
+    batch_disarmed: u64,
     optimizable: BTreeSet<usize>,
     rcu_syncs: u64,
     kicks: u64,
@@ -429,6 +436,9 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
                 ftrace_busy: None,
                 batching: true,
                 batch: None,
+                disarms: None,
+                disarms_written: None,
+                batch_disarmed: 0,
                 optimizable,
                 rcu_syncs: 0,
                 kicks: 0,
@@ -698,6 +708,10 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
     }
 
     /// Whether `register_kprobes()` may batch (storage available).
+    /// Probes disarmed through the arch's batch hook so far.
+    pub fn batch_disarmed(&self) -> u64 {
+        self.inner().batch_disarmed
+    }
     pub fn set_batching(&self, on: bool) {
         self.inner().batching = on;
     }
@@ -1097,6 +1111,19 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
             }
         }
         assert!(found, "hlist_del_rcu of an unhashed probe {p:?}");
+        let addr = i.recs[p.0].addr;
+        assert!(
+            !i.disarms
+                .as_ref()
+                .is_some_and(|(_, v)| v.iter().any(|&(a, _)| a == addr)),
+            "{p:?} leaves the hash while its breakpoint removal at {addr:#x} is only recorded"
+        );
+        if let Some(w) = &i.disarms_written {
+            assert!(
+                w.contains(&addr),
+                "{p:?} unlinked before its breakpoint is written"
+            );
+        }
         i.recs[p.0].hlist = HState::Poisoned;
     }
     fn hlist_replace_rcu(&self, old: Pid, new: Pid) {
@@ -1397,6 +1424,63 @@ impl<const OPT: bool, const FTRACE: bool> KernelText for Sim<OPT, FTRACE> {
             None => false,
         }
     }
+    fn disarm_batch_begin(&self, _st: &mut KprobeState, n: usize) -> bool {
+        self.assert_text_locked("disarm_batch_begin");
+        let mut i = self.inner();
+        if !i.batching || i.disarms.is_some() {
+            return false;
+        }
+        i.disarms = Some((n, Vec::with_capacity(n)));
+        true
+    }
+    fn disarm_batch_record(&self, _st: &mut KprobeState, addr: usize) {
+        let mut i = self.inner();
+        let (n, v) = i.disarms.as_mut().expect("a disarm batch");
+        assert!(v.len() < *n, "more breakpoint removals than entries");
+        assert!(
+            !v.iter().any(|&(a, _)| a == addr),
+            "{addr:#x} recorded twice"
+        );
+        v.push((addr, false));
+    }
+    fn disarm_batch_defer_unlink(&self, _st: &mut KprobeState, addr: usize) -> bool {
+        let mut i = self.inner();
+        let (_, v) = i.disarms.as_mut().expect("a disarm batch");
+        match v.iter_mut().find(|(a, _)| *a == addr) {
+            Some(r) => {
+                assert!(!r.1, "{addr:#x} unlinked twice");
+                r.1 = true;
+                true
+            }
+            None => false,
+        }
+    }
+    fn disarm_batch_unlinked(&self, _st: &mut KprobeState, addr: usize) -> bool {
+        let i = self.inner();
+        let (_, v) = i.disarms.as_ref().expect("a disarm batch");
+        v.iter().any(|&(a, u)| a == addr && u)
+    }
+    fn disarm_batch_end(&self, _st: &mut KprobeState) {
+        let (_, v) = self.inner().disarms.take().expect("a disarm batch");
+        assert!(v.is_empty(), "records left: {v:x?}");
+    }
+    fn disarm_batch_flush(&self, _st: &mut KprobeState, f: impl FnOnce(&[DisarmRecord])) {
+        let mut records: Vec<DisarmRecord> =
+            core::mem::take(&mut self.inner().disarms.as_mut().expect("a disarm batch").1)
+                .into_iter()
+                .map(|(addr, unlink)| DisarmRecord { addr, unlink })
+                .collect();
+        records.sort_unstable_by_key(|r| r.addr);
+        self.inner().disarms_written = Some(Vec::new());
+        f(&records);
+        // Every breakpoint is written before the first unlink.
+        let written = self.inner().disarms_written.take().unwrap_or_default();
+        let recorded: Vec<usize> = records.iter().map(|r| r.addr).collect();
+        assert_eq!(
+            written, recorded,
+            "the recorded breakpoints, each written once"
+        );
+    }
     fn ftrace_filter_has(&self, ops: FtraceOps, addr: usize) -> bool {
         self.inner().ftrace_filters.contains(&(ops, addr))
     }
@@ -1481,6 +1565,7 @@ impl<const OPT: bool, const FTRACE: bool> ArchHooks<Sim<OPT, FTRACE>> for SimArc
     const KPROBES_ON_FTRACE: bool = FTRACE;
     const OPCODE_SIZE: usize = 1;
     const MAX_OPTIMIZED_LENGTH: usize = if OPT { 15 + 4 } else { 0 };
+    const BATCHES_DISARM: bool = true;
 
     fn prepare_kprobe(s: &Sim<OPT, FTRACE>, p: Pid) -> Result {
         s.assert_text_locked("arch_prepare_kprobe");
@@ -1507,6 +1592,23 @@ impl<const OPT: bool, const FTRACE: bool> ArchHooks<Sim<OPT, FTRACE>> for SimArc
         let (addr, op) = s.rec(p, |r| (r.addr, r.opcode));
         let mut i = s.inner();
         i.text[addr - TEXT_BASE] = op;
+    }
+    fn disarm_kprobes(s: &Sim<OPT, FTRACE>, probes: impl Iterator<Item = Pid> + Clone) {
+        let addrs: Vec<usize> = probes.clone().map(|p| s.addr(p)).collect();
+        assert!(
+            addrs.windows(2).all(|w| w[0] < w[1]),
+            "not in address order: {addrs:x?}"
+        );
+        for p in probes {
+            let addr = s.addr(p);
+            assert_eq!(s.inner().text[addr - TEXT_BASE], INT3, "{p:?} is not armed");
+            Self::disarm_kprobe(s, p);
+            let mut i = s.inner();
+            i.batch_disarmed += 1;
+            if let Some(w) = i.disarms_written.as_mut() {
+                w.push(addr);
+            }
+        }
     }
     fn remove_kprobe(s: &Sim<OPT, FTRACE>, p: Pid) {
         let slot = s.rec(p, |r| r.slot.take());
