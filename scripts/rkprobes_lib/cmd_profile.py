@@ -228,6 +228,8 @@ def profile(args, impl):
     if args.bench_sequence:
         init = cmd_bench.INIT
         append += f" rkb_profile={args.command.replace(' ', '_')}"
+        if args.command == "bulk vmlinux 10000":
+            append += " rkb_bulk_big=1"  # the row of `bench --bulk-big`
         if args.scope == "kernel":
             append += " rkb_profile_wait=1"
     else:
@@ -271,14 +273,34 @@ def profile(args, impl):
 
 def bench_sequence_commands(init):
     """The module commands bench-init.sh runs through ctl(): 'ctl ...' and, for each
-    'hit CASE SITE SYMBOL', the 'measure CASE SITE' its hit() issues."""
+    'hit CASE SITE SYMBOL', the 'measure CASE SITE' its hit() issues. A one-line loop
+    'for V in WORDS; do ...; done' counts once per word, where WORDS may be a variable that
+    the script sets to a quoted list (every value it is given anywhere)."""
+    lists = collections.defaultdict(list)
+    for name, value in re.findall(r'^\s*(\w+)="([^"$`]*)"\s*$', init, re.M):
+        lists[name].extend(value.split())
     cmds = set()
-    for stmt in re.split(r"[;\n]", init):
+
+    def add(stmt):
         words = stmt.split()
         if len(words) >= 2 and words[0] == "ctl":
             cmds.add(" ".join(words[1:]))
         elif len(words) == 4 and words[0] == "hit":
             cmds.add(f"measure {words[1]} {words[2]}")
+
+    for line in init.splitlines():
+        loop = re.fullmatch(r"\s*for (\w+) in ([^;]+); do (.*); done\s*", line)
+        if not loop:
+            for stmt in line.split(";"):
+                add(stmt)
+            continue
+        var, words, body = loop.groups()
+        values = []
+        for w in words.split():
+            values.extend(lists[w[1:]] if w.startswith("$") else [w])
+        for v in values:
+            for stmt in body.split(";"):
+                add(re.sub(rf"\${var}\b|\${{{var}}}", v, stmt))
     return cmds
 
 
