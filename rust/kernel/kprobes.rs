@@ -818,16 +818,8 @@ impl<T: KprobeHandler> Kprobe<T> {
         handler: impl PinInit<T, Error>,
         state: State,
     ) -> impl PinInit<Self, Error> {
-        let pre_handler: bindings::kprobe_pre_handler_t = if T::HAS_PRE_HANDLER {
-            Some(Self::pre_handler_callback)
-        } else {
-            None
-        };
-        let post_handler: bindings::kprobe_post_handler_t = if T::HAS_POST_HANDLER {
-            Some(Self::post_handler_callback)
-        } else {
-            None
-        };
+        let (pre_handler, post_handler) =
+            handlers::<T>(Self::pre_handler_callback, Self::post_handler_callback);
         let register = move |kp: *mut bindings::kprobe| {
             // SAFETY: `kp` is valid for writes and not registered yet (`register_in_place`).
             unsafe { point.write_to(kp, pre_handler, post_handler, state) };
@@ -887,6 +879,21 @@ impl<T: KprobeHandler> Kprobe<T> {
         // containing `Kprobe<T>` starts `offset_of!(Self, kp)` bytes before it.
         unsafe { &*p.cast::<u8>().sub(offset_of!(Self, kp)).cast::<Self>() }
     }
+}
+
+/// The C handlers to install for `T`: `pre` and `post` where `T` implements the handler, else
+/// none (so that a probe without a post handler can be optimised).
+fn handlers<T: KprobeHandler>(
+    pre: unsafe extern "C" fn(*mut bindings::kprobe, *mut bindings::pt_regs) -> c_int,
+    post: unsafe extern "C" fn(*mut bindings::kprobe, *mut bindings::pt_regs, c_ulong),
+) -> (
+    bindings::kprobe_pre_handler_t,
+    bindings::kprobe_post_handler_t,
+) {
+    (
+        T::HAS_PRE_HANDLER.then_some(pre),
+        T::HAS_POST_HANDLER.then_some(post),
+    )
 }
 
 /// Initialises the C probe structure in `slot` and registers it with `register`.
@@ -1237,16 +1244,8 @@ impl<T: KprobeHandler> KprobeBatch<T> {
                 GFP_KERNEL,
             )?;
         }
-        let pre_handler: bindings::kprobe_pre_handler_t = if T::HAS_PRE_HANDLER {
-            Some(Self::pre_handler_callback)
-        } else {
-            None
-        };
-        let post_handler: bindings::kprobe_post_handler_t = if T::HAS_POST_HANDLER {
-            Some(Self::post_handler_callback)
-        } else {
-            None
-        };
+        let (pre_handler, post_handler) =
+            handlers::<T>(Self::pre_handler_callback, Self::post_handler_callback);
         // `probes` is full: it is not reallocated any more, so these pointers stay valid.
         for (entry, point) in probes.iter().zip(points) {
             let kp = entry.kp.get();

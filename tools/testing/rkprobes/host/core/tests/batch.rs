@@ -67,10 +67,15 @@ enum Entry {
 }
 
 fn entry() -> impl Strategy<Value = Entry> {
+    entry_of(0, 0)
+}
+
+/// An entry with a name from `NAMES[first_name..]` or an address from `ADDRS[first_addr..]`.
+fn entry_of(first_name: usize, first_addr: usize) -> impl Strategy<Value = Entry> {
     prop_oneof![
-        6 => (0..NAMES.len(), 0..OFFSETS.len(), any::<bool>(), prop::bool::weighted(0.2))
+        6 => (first_name..NAMES.len(), 0..OFFSETS.len(), any::<bool>(), prop::bool::weighted(0.2))
             .prop_map(|(name, off, post, disabled)| Entry::Name { name, off, post, disabled }),
-        3 => (0..ADDRS.len(), any::<bool>(), prop::bool::weighted(0.2))
+        3 => (first_addr..ADDRS.len(), any::<bool>(), prop::bool::weighted(0.2))
             .prop_map(|(site, post, disabled)| Entry::Addr { site, post, disabled }),
         1 => (0..8usize).prop_map(Entry::Again),
         1 => Just(Entry::Null),
@@ -282,14 +287,7 @@ proptest! {
 
 /// An entry of a batch without ftrace sites: breakpoint sites, module text and bad entries.
 fn breakpoint_entry() -> impl Strategy<Value = Entry> {
-    prop_oneof![
-        6 => (5..NAMES.len(), 0..OFFSETS.len(), any::<bool>(), prop::bool::weighted(0.2))
-            .prop_map(|(name, off, post, disabled)| Entry::Name { name, off, post, disabled }),
-        3 => (3..ADDRS.len(), any::<bool>(), prop::bool::weighted(0.2))
-            .prop_map(|(site, post, disabled)| Entry::Addr { site, post, disabled }),
-        1 => (0..8usize).prop_map(Entry::Again),
-        1 => Just(Entry::Null),
-    ]
+    entry_of(5, 3)
 }
 
 /// Breakpoint probes registered before the batch: (name, post handler).
