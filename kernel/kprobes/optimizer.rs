@@ -75,6 +75,20 @@ pub fn get_optimized_kprobe<A: Arch>(a: &A, addr: usize) -> Option<A::Probe> {
     None
 }
 
+/// `optimize_kprobe(get_optimized_kprobe(addr))`, as C retries the probe whose jump covers
+/// `addr` after the probe at `addr` went away. Without looking for it when `optimize_kprobe()`
+/// would return at once (optimization switched off, or kprobes disarmed): the search is a hash
+/// lookup for each byte before `addr` that a jump can cover, the longest part of unregistering
+/// a large batch of breakpoint probes (Rust only; the result is C's).
+pub fn reoptimize_around<A: Arch>(a: &A, st: &KprobeState, addr: usize) {
+    if !st.allow_optimization || st.all_disarmed {
+        return;
+    }
+    if let Some(op) = get_optimized_kprobe(a, addr) {
+        optimize_kprobe(a, st, op);
+    }
+}
+
 /// `optprobe_queued_unopt()`: `ap` is on the unoptimizing queue.
 pub fn optprobe_queued_unopt<A: Arch>(a: &A, ap: A::Probe) -> bool {
     A::OPTPROBES && a.queue_contains(OptQueue::Unoptimizing, ap)
@@ -127,9 +141,7 @@ fn do_free_cleaned_kprobes<A: Arch>(a: &A, st: &KprobeState) {
             a.warn(WarnSite::DoFreeCleanedKprobes);
             return;
         }
-        if let Some(blocked) = get_optimized_kprobe(a, a.addr(op)) {
-            optimize_kprobe(a, st, blocked);
-        }
+        reoptimize_around(a, st, a.addr(op));
         free_aggr_kprobe(a, op);
     });
 }

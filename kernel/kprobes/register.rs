@@ -22,19 +22,19 @@ use super::blacklist::{
 use super::errno::{Errno, Result};
 use super::optimizer::{
     alloc_aggr_kprobe, get_optimized_kprobe, kill_optimized_kprobe, kprobe_disarmed, kprobe_queued,
-    optimize_kprobe, prepare_optimized_kprobe, reuse_unused_kprobe, try_to_optimize_kprobe,
-    unoptimize_kprobe, wait_for_kprobe_optimizer,
+    optimize_kprobe, prepare_optimized_kprobe, reoptimize_around, reuse_unused_kprobe,
+    try_to_optimize_kprobe, unoptimize_kprobe, wait_for_kprobe_optimizer,
 };
 use super::report::{Message, WarnSite};
 use super::store::{
     flags_disabled, flags_ftrace, flags_gone, hash_ptr, KprobeState, OptQueue,
     KPROBE_FLAG_DISABLED, KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_ON_FUNC_ENTRY,
-    KPROBE_FLAG_OPTIMIZED,
+    KPROBE_FLAG_OPTIMIZED, KPROBE_TABLE_SIZE,
 };
 use super::table::{
     aggr_kprobe_disabled, for_each_kprobe, get_kprobe, get_valid_kprobe, kprobe_unused,
 };
-use super::text::{DisarmRecord, FtraceOps, ProbeFields};
+use super::text::{FtraceOps, ProbeFields};
 
 /// Everything the core needs from its environment: arch hooks, probe storage, kernel services
 /// and blacklist storage (implemented once for the kernel, once for the host simulation).
@@ -286,17 +286,15 @@ fn disarm_kprobe_locked<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe, reopt
     // "The kprobes/enabled race"). On the freeing list the jump is already gone, so the global
     // disarm disarms it here.
     if !kprobe_queued(a, p) || (st.all_disarmed && a.queue_contains(OptQueue::Freeing, p)) {
-        if st.disarm_deferred {
-            // Written with the batch's other breakpoints, before the optimizer (which needs
-            // kprobe_mutex) can act on what follows.
-            a.disarm_batch_record(st, a.addr(p));
+        // In a batch, written with its other breakpoints, before the optimizer (which needs
+        // kprobe_mutex) can act on what follows.
+        if st.disarm_deferred && a.disarm_batch_record(st, p) {
+            st.disarm_recorded += 1;
         } else {
             a.disarm_kprobe(p);
         }
-        if let Some(op) = get_optimized_kprobe(a, a.addr(p)) {
-            if reopt {
-                optimize_kprobe(a, st, op);
-            }
+        if reopt {
+            reoptimize_around(a, st, a.addr(p));
         }
     }
 }
@@ -853,6 +851,10 @@ fn unregister_tops_locked<A: Arch, E: Copy>(
                 a.set_addr(p, 0);
             }
             after(e);
+            // Deferred unlinks lengthen the hash chains every lookup walks: a few at a time.
+            if st.disarm_deferred && st.disarm_recorded >= DISARM_BATCH_WRITE {
+                flush_disarms(a, st);
+            }
         }
     };
     // A batch of int3 probes is disarmed under one hold of the text locks rather than one per
@@ -874,7 +876,7 @@ fn unregister_tops_locked<A: Arch, E: Copy>(
             // halves look up finds what it finds in C, but for the entry itself given again:
             // then the deferred work is done first (`unregister_kprobe_top`). Nothing can arm
             // or optimize before the mutex is dropped.
-            let deferred = A::BATCHES_DISARM && a.disarm_batch_begin(st, entries.len());
+            let deferred = A::BATCHES_DISARM && a.disarm_batch_begin(st, DISARM_BATCH_WRITE);
             st.disarm_deferred = deferred;
             tops(st);
             st.disarm_deferred = false;
@@ -889,15 +891,20 @@ fn unregister_tops_locked<A: Arch, E: Copy>(
     }
 }
 
+/// How many breakpoint removals an unregistration batch records before it writes them: as
+/// many as the hash table has buckets, so that the unlinks waiting for the write add about one
+/// entry to each chain that the top halves walk.
+const DISARM_BATCH_WRITE: usize = KPROBE_TABLE_SIZE;
+
 /// Writes the breakpoint removals a batch recorded, then unlinks the hash entries whose
 /// removal was waiting for that (`unregister_tops_locked`).
 fn flush_disarms<A: Arch>(a: &A, st: &mut KprobeState) {
+    st.disarm_recorded = 0;
     a.disarm_batch_flush(st, |records| {
-        // Each recorded address is that of a hash entry, still there with that address.
-        let entry = |r: &DisarmRecord| get_kprobe(a, r.addr);
-        a.disarm_kprobes(records.iter().filter_map(entry));
-        for ap in records.iter().filter(|r| r.unlink).filter_map(entry) {
-            a.hlist_del_rcu(ap);
+        // Each recorded probe is still a hash entry.
+        a.disarm_kprobes(records.iter().map(|r| r.probe));
+        for r in records.iter().filter(|r| r.unlink) {
+            a.hlist_del_rcu(r.probe);
         }
     });
 }

@@ -118,6 +118,8 @@ pub struct KprobeState {
     /// at the end of its top halves, before the probes they belong to leave the hash
     /// (`unregister_kprobes()`, Rust only: C writes and synchronises every CPU for each).
     pub disarm_deferred: bool,
+    /// Breakpoint removals recorded since the batch last wrote them.
+    pub disarm_recorded: usize,
 }
 
 impl KprobeState {
@@ -134,6 +136,7 @@ impl KprobeState {
             ftrace_batch_failed: false,
             ftrace_batch_entry: 0,
             disarm_deferred: false,
+            disarm_recorded: 0,
             ftrace_remove_deferred: false,
         }
     }
@@ -143,6 +146,17 @@ impl Default for KprobeState {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// A breakpoint removal an unregistration batch recorded (`ProbeStore::disarm_batch_record`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DisarmRecord<P> {
+    /// The hash entry whose breakpoint is removed.
+    pub probe: P,
+    /// Its address (never 0).
+    pub addr: usize,
+    /// It is to be unlinked once the breakpoint is written.
+    pub unlink: bool,
 }
 
 /// Intrusive storage of probes (hash table, aggregate child lists, optimizer queues), plus the
@@ -182,6 +196,38 @@ pub trait ProbeStore {
     fn kick_kprobe_optimizer(&self);
     /// `flush_delayed_work(&optimizing_work)`: runs a pending optimizer pass now; called unlocked.
     fn flush_kprobe_optimizer(&self);
+
+    /// Storage for the breakpoints an unregistration batch of breakpoint probes removes (Rust
+    /// only): room to record `room` of them between two writes, each found again by address in
+    /// constant time. False when it cannot be had (no memory, or the platform does not batch):
+    /// each breakpoint is then removed on its own, as C does.
+    fn disarm_batch_begin(&self, _st: &mut KprobeState, _room: usize) -> bool {
+        false
+    }
+    /// Records the removal of the breakpoint of hash entry `p`; false when there is no room
+    /// (the caller then removes it at once).
+    fn disarm_batch_record(&self, _st: &mut KprobeState, _p: Self::Probe) -> bool {
+        false
+    }
+    /// If a breakpoint at `addr` is recorded: marks its hash entry to be unlinked once it is
+    /// written, and returns true.
+    fn disarm_batch_defer_unlink(&self, _st: &mut KprobeState, _addr: usize) -> bool {
+        false
+    }
+    /// Whether the hash entry at `addr` is marked to be unlinked.
+    fn disarm_batch_unlinked(&self, _st: &mut KprobeState, _addr: usize) -> bool {
+        false
+    }
+    /// Calls `f` with the records in address order, then forgets them (the storage stays).
+    fn disarm_batch_flush(
+        &self,
+        _st: &mut KprobeState,
+        f: impl FnOnce(&[DisarmRecord<Self::Probe>]),
+    ) {
+        f(&[])
+    }
+    /// Frees the storage (nothing is recorded any more).
+    fn disarm_batch_end(&self, _st: &mut KprobeState) {}
 
     /// `READ_ONCE(p->addr)`.
     fn addr(&self, p: Self::Probe) -> usize;

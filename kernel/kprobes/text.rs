@@ -162,41 +162,6 @@ pub trait KernelText {
     fn ftrace_batch_flush(&self, _st: &mut KprobeState, _ops: FtraceOps) -> super::errno::Result {
         Ok(())
     }
-
-    /// Storage for the breakpoints an unregistration batch of `n` breakpoint probes removes
-    /// (Rust only): room to record `n` addresses, each found again in constant time. False
-    /// when it cannot be had (no memory, or the platform does not batch): each breakpoint is
-    /// then removed on its own, as C does.
-    fn disarm_batch_begin(&self, _st: &mut KprobeState, _n: usize) -> bool {
-        false
-    }
-    /// Records the address of a breakpoint to remove (room is guaranteed: each entry of the
-    /// batch disarms at most one probe, an address at most once).
-    fn disarm_batch_record(&self, _st: &mut KprobeState, _addr: usize) {}
-    /// If the breakpoint at `addr` is recorded: marks the hash entry there to be unlinked once
-    /// it is written, and returns true.
-    fn disarm_batch_defer_unlink(&self, _st: &mut KprobeState, _addr: usize) -> bool {
-        false
-    }
-    /// Whether the hash entry at `addr` is marked to be unlinked.
-    fn disarm_batch_unlinked(&self, _st: &mut KprobeState, _addr: usize) -> bool {
-        false
-    }
-    /// Calls `f` with the records in address order, then forgets them (the storage stays).
-    fn disarm_batch_flush(&self, _st: &mut KprobeState, f: impl FnOnce(&[DisarmRecord])) {
-        f(&[])
-    }
-    /// Frees the storage (nothing is recorded any more).
-    fn disarm_batch_end(&self, _st: &mut KprobeState) {}
-}
-
-/// A breakpoint removal an unregistration batch recorded.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DisarmRecord {
-    /// The probe address (never 0).
-    pub addr: usize,
-    /// The hash entry at `addr` is to be unlinked once the breakpoint is written.
-    pub unlink: bool,
 }
 
 /// The fields of a batch entry that a failed batch restores before registering its entries

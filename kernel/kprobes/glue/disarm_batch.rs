@@ -1,84 +1,117 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The storage of one `unregister_kprobes()` batch of breakpoint probes (`register.rs`,
-//! `unregister_kprobes_top_all`): the breakpoints its top halves remove, recorded to be written
-//! together at their end, each with whether the hash entry there leaves the hash after that.
+//! `unregister_tops_locked`): the breakpoint removals its top halves recorded since the batch
+//! last wrote them, each with whether the hash entry leaves the hash after the write.
 //!
 //! Constraints: every function takes the `&mut KprobeState` that only the `kprobe_mutex` guard
 //! hands out, so the storage is only touched with that mutex held, by one task at a time.
-//! Process context; `disarm_begin` allocates (GFP_KERNEL, vmalloc for large batches), nothing
-//! else does. An allocation failure only means the breakpoints are removed one by one, as C
-//! does.
+//! Process context; `begin` allocates (GFP_KERNEL), nothing else does. An allocation failure
+//! only means the breakpoints are removed one by one, as C does.
 
-use kernel::alloc::{flags::GFP_KERNEL, KVVec};
+use kernel::alloc::{flags::GFP_KERNEL, KVec};
 
+use super::platform::Kp;
 use super::state_cell::{with, Cell};
-use crate::store::KprobeState;
-use crate::text::DisarmRecord;
+use crate::store::{DisarmRecord, KprobeState};
 
-/// The breakpoint removals of an unregistration batch: an open-addressing table (linear
-/// probing; address 0, where no probe is, marks a free slot) with at least twice as many slots
-/// as the batch has entries, so each address is found again in constant time.
+/// The records, in the order they were made, and an open-addressing index of them by address
+/// (linear probing over twice as many slots as there is room for records; a slot holds a
+/// record's position plus one, 0 when free), so each address is found again in constant time.
 struct Disarms {
-    slots: KVVec<DisarmRecord>,
+    records: KVec<DisarmRecord<Kp>>,
+    index: KVec<u16>,
 }
 
+// SAFETY: the probes recorded are only used under `kprobe_mutex` (the cell's contract), by
+// whichever task holds it, while the `unregister_kprobes()` call that recorded them runs.
+unsafe impl Send for Disarms {}
+
 impl Disarms {
-    fn new(n: usize) -> Option<Self> {
-        let len = n.checked_mul(2)?.checked_next_power_of_two()?;
+    fn new(room: usize) -> Option<Self> {
+        let slots = room.checked_mul(2)?.checked_next_power_of_two()?;
+        // Positions plus one fit the index's slots.
+        u16::try_from(room).ok()?;
         Some(Disarms {
-            slots: KVVec::from_elem(DisarmRecord::default(), len, GFP_KERNEL).ok()?,
+            records: KVec::with_capacity(room, GFP_KERNEL).ok()?,
+            index: KVec::from_elem(0, slots, GFP_KERNEL).ok()?,
         })
     }
 
-    /// The slot of `addr`, or the free one where it would go (there is always one: at most
-    /// half the slots are used).
-    fn slot(&mut self, addr: usize) -> Option<&mut DisarmRecord> {
-        let slots = self.slots.as_mut_slice();
-        let mask = slots.len().checked_sub(1)?;
+    /// The index slot of `addr`, or the free one where it would go (there is always one: at
+    /// most half the slots are used).
+    fn slot(&self, addr: usize) -> usize {
+        let index = self.index.as_slice();
+        let mask = index.len() - 1;
         // Fibonacci hashing: the top bits of the address times 2^64 / phi.
-        let shift = (usize::BITS - slots.len().trailing_zeros()) % usize::BITS;
+        let shift = (usize::BITS - index.len().trailing_zeros()) % usize::BITS;
         let mut i = (addr.wrapping_mul(0x9e37_79b9_7f4a_7c15_u64 as usize) >> shift) & mask;
-        while slots[i].addr != 0 && slots[i].addr != addr {
+        while let Some(r) = self.at(i) {
+            if r.addr == addr {
+                break;
+            }
             i = (i + 1) & mask;
         }
-        slots.get_mut(i)
+        i
+    }
+
+    /// The record index slot `i` points to.
+    fn at(&self, i: usize) -> Option<&DisarmRecord<Kp>> {
+        let pos = usize::from(*self.index.as_slice().get(i)?);
+        self.records.as_slice().get(pos.checked_sub(1)?)
+    }
+
+    fn find(&mut self, addr: usize) -> Option<&mut DisarmRecord<Kp>> {
+        let pos = usize::from(self.index.as_slice()[self.slot(addr)]);
+        self.records.as_mut_slice().get_mut(pos.checked_sub(1)?)
     }
 }
 
 static DISARMS: Cell<Disarms> = Cell::new();
 
-/// Allocates the storage for the breakpoint removals of `n` entries; false on allocation
-/// failure, or while another batch holds it.
-pub(super) fn begin(st: &mut KprobeState, n: usize) -> bool {
+/// Allocates room for `room` records; false on allocation failure, or while another batch
+/// holds the storage.
+pub(super) fn begin(st: &mut KprobeState, room: usize) -> bool {
     if with(&DISARMS, st, |d| d.is_some()) {
         return false;
     }
-    let disarms = Disarms::new(n);
+    let disarms = Disarms::new(room);
     let ok = disarms.is_some();
     with(&DISARMS, st, |d| *d = disarms);
     ok
 }
 
-pub(super) fn record(st: &mut KprobeState, addr: usize) {
+/// Records the removal of `probe`'s breakpoint at `addr`; false when there is no room.
+pub(super) fn record(st: &mut KprobeState, probe: Kp, addr: usize) -> bool {
     with(&DISARMS, st, |d| {
-        if let Some(slot) = d.as_mut().and_then(|d| d.slot(addr)) {
-            *slot = DisarmRecord {
-                addr,
-                unlink: false,
-            };
+        let Some(d) = d.as_mut() else { return false };
+        if d.records.len() == d.records.capacity() {
+            return false;
         }
+        let slot = d.slot(addr);
+        let record = DisarmRecord {
+            probe,
+            addr,
+            unlink: false,
+        };
+        // Within the capacity: no allocation.
+        if d.records.push(record, GFP_KERNEL).is_err() {
+            return false;
+        }
+        // At most `room` records, which fits a `u16` (`Disarms::new`).
+        d.index.as_mut_slice()[slot] = d.records.len() as u16;
+        true
     })
 }
 
 pub(super) fn defer_unlink(st: &mut KprobeState, addr: usize) -> bool {
     with(&DISARMS, st, |d| {
-        match d.as_mut().and_then(|d| d.slot(addr)) {
-            Some(slot) if slot.addr == addr => {
-                slot.unlink = true;
+        match d.as_mut().and_then(|d| d.find(addr)) {
+            Some(r) => {
+                r.unlink = true;
                 true
             }
-            _ => false,
+            None => false,
         }
     })
 }
@@ -86,29 +119,24 @@ pub(super) fn defer_unlink(st: &mut KprobeState, addr: usize) -> bool {
 pub(super) fn unlinked(st: &mut KprobeState, addr: usize) -> bool {
     with(&DISARMS, st, |d| {
         d.as_mut()
-            .and_then(|d| d.slot(addr))
-            .is_some_and(|slot| slot.addr == addr && slot.unlink)
+            .and_then(|d| d.find(addr))
+            .is_some_and(|r| r.unlink)
     })
 }
 
 /// Calls `f` with the records in address order, then forgets them.
-pub(super) fn flush(st: &mut KprobeState, f: impl FnOnce(&[DisarmRecord])) {
+pub(super) fn flush(st: &mut KprobeState, f: impl FnOnce(&[DisarmRecord<Kp>])) {
     // Out of the cell while `f` runs (it cannot reach the cell, having no `KprobeState`).
     let Some(mut d) = with(&DISARMS, st, |d| d.take()) else {
         return f(&[]);
     };
-    let slots = d.slots.as_mut_slice();
-    let mut used = 0;
-    for i in 0..slots.len() {
-        if slots[i].addr != 0 {
-            slots.swap(used, i);
-            used += 1;
-        }
-    }
-    let records = &mut slots[..used];
+    let records = d.records.as_mut_slice();
     records.sort_unstable_by_key(|r| r.addr);
     f(records);
-    records.fill(DisarmRecord::default());
+    // SAFETY: shrinking to 0 is within the capacity; the records are `Copy`, so forgetting
+    // them drops nothing.
+    unsafe { d.records.set_len(0) };
+    d.index.as_mut_slice().fill(0);
     with(&DISARMS, st, |cell| *cell = Some(d));
 }
 

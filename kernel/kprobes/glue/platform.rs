@@ -32,10 +32,10 @@ use crate::arch::Arch;
 use crate::blacklist::BlacklistStore;
 use crate::errno::{from_c_ret, Result};
 use crate::report::{Message, Report, WarnSite};
-use crate::store::{KprobeState, OptQueue, ProbeStore, KPROBE_TABLE_SIZE};
+use crate::store::{DisarmRecord, KprobeState, OptQueue, ProbeStore, KPROBE_TABLE_SIZE};
 #[cfg(CONFIG_KPROBES_ON_FTRACE)]
 use crate::text::ProbeFields;
-use crate::text::{DisarmRecord, FtraceOps, KernelText, Ksym, KSYM_NAME_LEN};
+use crate::text::{FtraceOps, KernelText, Ksym, KSYM_NAME_LEN};
 
 /// Handle to a `struct kprobe`.
 ///
@@ -382,6 +382,24 @@ impl ProbeStore for Kernel {
     }
 
     #[inline(always)]
+    fn disarm_batch_begin(&self, st: &mut KprobeState, n: usize) -> bool {
+        disarm_batch::begin(st, n)
+    }
+    fn disarm_batch_record(&self, st: &mut KprobeState, p: Kp) -> bool {
+        disarm_batch::record(st, p, self.addr(p))
+    }
+    fn disarm_batch_defer_unlink(&self, st: &mut KprobeState, addr: usize) -> bool {
+        disarm_batch::defer_unlink(st, addr)
+    }
+    fn disarm_batch_unlinked(&self, st: &mut KprobeState, addr: usize) -> bool {
+        disarm_batch::unlinked(st, addr)
+    }
+    fn disarm_batch_flush(&self, st: &mut KprobeState, f: impl FnOnce(&[DisarmRecord<Kp>])) {
+        disarm_batch::flush(st, f)
+    }
+    fn disarm_batch_end(&self, st: &mut KprobeState) {
+        disarm_batch::end(st)
+    }
     fn addr(&self, p: Kp) -> usize {
         // SAFETY: `p` is live (type invariant); READ_ONCE of a field C may write.
         unsafe { ptr::read_volatile(addr_of!((*p.as_ptr()).addr)) as usize }
@@ -1052,24 +1070,6 @@ impl KernelText for Kernel {
     #[cfg(CONFIG_KPROBES_ON_FTRACE)]
     fn ftrace_batch_cancel(&self, st: &mut KprobeState, ops: FtraceOps, addr: usize) -> bool {
         ftrace_batch::cancel(st, ops, addr)
-    }
-    fn disarm_batch_begin(&self, st: &mut KprobeState, n: usize) -> bool {
-        disarm_batch::begin(st, n)
-    }
-    fn disarm_batch_record(&self, st: &mut KprobeState, addr: usize) {
-        disarm_batch::record(st, addr)
-    }
-    fn disarm_batch_defer_unlink(&self, st: &mut KprobeState, addr: usize) -> bool {
-        disarm_batch::defer_unlink(st, addr)
-    }
-    fn disarm_batch_unlinked(&self, st: &mut KprobeState, addr: usize) -> bool {
-        disarm_batch::unlinked(st, addr)
-    }
-    fn disarm_batch_flush(&self, st: &mut KprobeState, f: impl FnOnce(&[DisarmRecord])) {
-        disarm_batch::flush(st, f)
-    }
-    fn disarm_batch_end(&self, st: &mut KprobeState) {
-        disarm_batch::end(st)
     }
     #[cfg(CONFIG_KPROBES_ON_FTRACE)]
     fn ftrace_batch_flush(&self, st: &mut KprobeState, ops: FtraceOps) -> Result {

@@ -23,7 +23,6 @@ use core::cell::Cell;
 use core::ffi::{c_int, c_void};
 use core::ptr::{self, addr_of, addr_of_mut, NonNull};
 
-use kernel::alloc::{flags::GFP_KERNEL, KVec};
 use kernel::bindings;
 use kernel::page::PAGE_SIZE;
 use kernel::percpu::this_cpu_ptr;
@@ -52,6 +51,12 @@ use services::{text_poke, text_poke_sync, TrapRegs};
 
 /// `X86_EFLAGS_IF`.
 const IF: usize = dec::X86_EFLAGS_IF as usize;
+/// The most bytes between two breakpoints that `disarm_kprobes` writes back with them, in one
+/// `text_poke()`, rather than poking each: fewer than a poke of its own costs (it maps the page
+/// into the poking mm and switches to it and back).
+const DISARM_GAP: usize = 64;
+/// The longest window `disarm_kprobes` writes at once (a buffer on the stack).
+const DISARM_WINDOW: usize = 256;
 /// `MCOUNT_INSN_SIZE`: the size of an ftrace site.
 const MCOUNT_INSN_SIZE: usize = 5;
 
@@ -500,21 +505,15 @@ impl ArchHooks<Kernel> for X86 {
 
     const BATCHES_DISARM: bool = true;
 
-    /// One `text_poke()` per page for the breakpoints on it (C: one per probe, each followed
-    /// by a synchronisation of every CPU) and one `text_poke_sync()` at the end. The bytes
-    /// between two breakpoints of a page are read and written back unchanged: text_mutex is
-    /// held, so nothing else writes text, and a CPU executing there fetches the same bytes.
-    /// Each breakpoint becomes its original byte in one store, as with `disarm_kprobe`; a CPU
-    /// that still traps on it before the synchronisation finds its probe, still in the hash.
-    /// Without memory for the page buffer, probe by probe.
+    /// One `text_poke_sync()` for all (C: one per probe), and one `text_poke()` for breakpoints
+    /// close together: those at most [`DISARM_GAP`] bytes apart on one page are written as one
+    /// window of at most [`DISARM_WINDOW`] bytes, the bytes between them read and written back
+    /// unchanged (text_mutex is held, so nothing else writes text, and a CPU executing there
+    /// fetches the same bytes). Each breakpoint becomes its original byte in one store, as with
+    /// `disarm_kprobe`; a CPU that still traps on it before the synchronisation finds its probe,
+    /// still in the hash.
     fn disarm_kprobes(s: &Kernel, probes: impl Iterator<Item = Kp> + Clone) {
-        let Ok(mut buf) = KVec::from_elem(0u8, PAGE_SIZE, GFP_KERNEL) else {
-            for p in probes {
-                Self::disarm_kprobe(s, p);
-            }
-            return;
-        };
-        let buf = buf.as_mut_slice();
+        let mut buf = [0u8; DISARM_WINDOW];
         // The bytes `start..start + len` are in `buf[..len]`, ready to write.
         let mut start = 0;
         let mut len = 0;
@@ -530,10 +529,13 @@ impl ArchHooks<Kernel> for X86 {
             // SAFETY: `p` is live.
             let opcode = unsafe { (*p.as_ptr()).opcode };
             perf_text_poke(addr, &[dec::INT3_INSN_OPCODE], &[opcode]);
-            let same_page =
-                len != 0 && addr / PAGE_SIZE == start / PAGE_SIZE && addr >= start + len;
-            let gap = addr.wrapping_sub(start + len);
-            if !(same_page && read_kernel_into(start + len, &mut buf[len..len + gap])) {
+            let end = start + len;
+            let joins = len != 0
+                && addr >= end
+                && addr - end <= DISARM_GAP
+                && addr - start < DISARM_WINDOW
+                && addr / PAGE_SIZE == start / PAGE_SIZE;
+            if !(joins && read_kernel_into(end, &mut buf[len..addr - start])) {
                 flush(start, &buf[..len]);
                 start = addr;
             }

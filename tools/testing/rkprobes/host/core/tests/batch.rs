@@ -20,7 +20,7 @@ use proptest::prelude::*;
 use rkprobes_core::errno::{Errno, Result};
 use rkprobes_core::register::{register_kprobe, register_kprobes, unregister_kprobes};
 use rkprobes_core::report::WarnSite;
-use rkprobes_core::store::{ProbeStore, KPROBE_FLAG_DISABLED};
+use rkprobes_core::store::{ProbeStore, KPROBE_FLAG_DISABLED, KPROBE_TABLE_SIZE};
 use rkprobes_core::text::FtraceOps;
 use sim::{Call, HandlerSpec, Pid, Sim, MOD_CORE};
 
@@ -471,4 +471,44 @@ fn the_same_probe_twice_in_an_unregistration_batch() {
             "func_a, func_b's aggregate and mod_fn in one batch"
         );
     }
+}
+
+#[test]
+fn a_large_breakpoint_batch_writes_as_it_goes() {
+    // More breakpoints than the batch records between two writes (one per hash bucket): some
+    // aggregates, one probe given twice; the result is C's order's.
+    fn run(batching: bool) -> (Vec<(usize, u32)>, Vec<u8>, u64) {
+        let s = Sim::<false, true>::new();
+        s.set_batching(batching);
+        let sites: Vec<usize> = (0x1000..0x1200).filter(|&a| s.is_boundary(a)).collect();
+        assert!(sites.len() > 2 * KPROBE_TABLE_SIZE, "{} sites", sites.len());
+        let mut kps: Vec<Pid> = Vec::new();
+        for (k, &addr) in sites.iter().enumerate() {
+            for _ in 0..1 + usize::from(k % 17 == 0) {
+                let p = s.new_probe(addr, None, 0);
+                s.set_handlers(p, Some(HandlerSpec::default()), None);
+                kps.push(p);
+            }
+        }
+        register_kprobes(&s, &kps).unwrap();
+        let mut batch = kps.clone();
+        batch.insert(100, kps[3]);
+        unregister_kprobes(&s, &batch);
+        assert!(s.reachable().is_empty(), "a probe left in the hash");
+        let fields = kps
+            .iter()
+            .map(|&p| (s.probe_addr(p), s.probe_flags(p)))
+            .collect();
+        let text = (0x1000..0x1200).map(|a| s.text_at(a)).collect();
+        (fields, text, s.batch_disarmed())
+    }
+    let (batched, one_by_one) = (run(true), run(false));
+    assert_eq!(batched.0, one_by_one.0);
+    assert_eq!(batched.1, one_by_one.1);
+    assert!(
+        batched.2 > 2 * KPROBE_TABLE_SIZE as u64,
+        "{} written in batches",
+        batched.2
+    );
+    assert_eq!(one_by_one.2, 0);
 }

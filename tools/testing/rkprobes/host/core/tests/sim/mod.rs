@@ -20,9 +20,11 @@ use rkprobes_core::arch::{Arch, ArchHooks};
 use rkprobes_core::blacklist::BlacklistStore;
 use rkprobes_core::errno::{Errno, Result};
 use rkprobes_core::report::{Message, Report, WarnSite};
-use rkprobes_core::store::{flags_disabled, KprobeState, OptQueue, ProbeStore, KPROBE_TABLE_SIZE};
+use rkprobes_core::store::{
+    flags_disabled, DisarmRecord, KprobeState, OptQueue, ProbeStore, KPROBE_TABLE_SIZE,
+};
 use rkprobes_core::table;
-use rkprobes_core::text::{DisarmRecord, FtraceOps, KernelText, Ksym, ProbeFields};
+use rkprobes_core::text::{FtraceOps, KernelText, Ksym, ProbeFields};
 
 /// Breakpoint byte written by `arm_kprobe`.
 pub const INT3: u8 = 0xcc;
@@ -205,7 +207,7 @@ struct Inner {
     batch: Option<Batch>,
     /// An unregistration batch's recorded breakpoint removals (room, records with whether the
     /// hash entry there is to be unlinked after), when `batching` allows it.
-    disarms: Option<(usize, Vec<(usize, bool)>)>,
+    disarms: Option<(usize, Vec<DisarmRecord<Pid>>)>,
     /// While a disarm batch's records are written: the addresses written, in order.
     disarms_written: Option<Vec<usize>>,
     /// Probes disarmed through `disarm_kprobes` (the batch hook).
@@ -596,6 +598,11 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
             .expect("symbol")
     }
 
+    /// Whether an instruction starts at `addr`.
+    pub fn is_boundary(&self, addr: usize) -> bool {
+        self.inner().boundaries.contains(&addr)
+    }
+
     /// Current byte of text at `addr`.
     pub fn text_at(&self, addr: usize) -> u8 {
         self.inner().text[addr - TEXT_BASE]
@@ -981,6 +988,68 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
         rkprobes_core::optimizer::kprobe_optimizer(self);
     }
 
+    fn disarm_batch_begin(&self, _st: &mut KprobeState, room: usize) -> bool {
+        self.assert_text_locked("disarm_batch_begin");
+        let mut i = self.inner();
+        if !i.batching || i.disarms.is_some() {
+            return false;
+        }
+        i.disarms = Some((room, Vec::with_capacity(room)));
+        true
+    }
+    fn disarm_batch_record(&self, _st: &mut KprobeState, p: Pid) -> bool {
+        let addr = self.addr(p);
+        let mut i = self.inner();
+        let (room, v) = i.disarms.as_mut().expect("a disarm batch");
+        assert!(
+            !v.iter().any(|r| r.addr == addr),
+            "{addr:#x} recorded twice"
+        );
+        if v.len() == *room {
+            return false;
+        }
+        v.push(DisarmRecord {
+            probe: p,
+            addr,
+            unlink: false,
+        });
+        true
+    }
+    fn disarm_batch_defer_unlink(&self, _st: &mut KprobeState, addr: usize) -> bool {
+        let mut i = self.inner();
+        let (_, v) = i.disarms.as_mut().expect("a disarm batch");
+        match v.iter_mut().find(|r| r.addr == addr) {
+            Some(r) => {
+                assert!(!r.unlink, "{addr:#x} unlinked twice");
+                r.unlink = true;
+                true
+            }
+            None => false,
+        }
+    }
+    fn disarm_batch_unlinked(&self, _st: &mut KprobeState, addr: usize) -> bool {
+        let i = self.inner();
+        let (_, v) = i.disarms.as_ref().expect("a disarm batch");
+        v.iter().any(|r| r.addr == addr && r.unlink)
+    }
+    fn disarm_batch_end(&self, _st: &mut KprobeState) {
+        let (_, v) = self.inner().disarms.take().expect("a disarm batch");
+        assert!(v.is_empty(), "records left: {v:x?}");
+    }
+    fn disarm_batch_flush(&self, _st: &mut KprobeState, f: impl FnOnce(&[DisarmRecord<Pid>])) {
+        let mut records =
+            core::mem::take(&mut self.inner().disarms.as_mut().expect("a disarm batch").1);
+        records.sort_unstable_by_key(|r| r.addr);
+        self.inner().disarms_written = Some(Vec::new());
+        f(&records);
+        // Every breakpoint is written before the first unlink.
+        let written = self.inner().disarms_written.take().unwrap_or_default();
+        let recorded: Vec<usize> = records.iter().map(|r| r.addr).collect();
+        assert_eq!(
+            written, recorded,
+            "the recorded breakpoints, each written once"
+        );
+    }
     fn addr(&self, p: Pid) -> usize {
         self.rec(p, |r| r.addr)
     }
@@ -1115,7 +1184,7 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
         assert!(
             !i.disarms
                 .as_ref()
-                .is_some_and(|(_, v)| v.iter().any(|&(a, _)| a == addr)),
+                .is_some_and(|(_, v)| v.iter().any(|r| r.addr == addr)),
             "{p:?} leaves the hash while its breakpoint removal at {addr:#x} is only recorded"
         );
         if let Some(w) = &i.disarms_written {
@@ -1423,63 +1492,6 @@ impl<const OPT: bool, const FTRACE: bool> KernelText for Sim<OPT, FTRACE> {
             }
             None => false,
         }
-    }
-    fn disarm_batch_begin(&self, _st: &mut KprobeState, n: usize) -> bool {
-        self.assert_text_locked("disarm_batch_begin");
-        let mut i = self.inner();
-        if !i.batching || i.disarms.is_some() {
-            return false;
-        }
-        i.disarms = Some((n, Vec::with_capacity(n)));
-        true
-    }
-    fn disarm_batch_record(&self, _st: &mut KprobeState, addr: usize) {
-        let mut i = self.inner();
-        let (n, v) = i.disarms.as_mut().expect("a disarm batch");
-        assert!(v.len() < *n, "more breakpoint removals than entries");
-        assert!(
-            !v.iter().any(|&(a, _)| a == addr),
-            "{addr:#x} recorded twice"
-        );
-        v.push((addr, false));
-    }
-    fn disarm_batch_defer_unlink(&self, _st: &mut KprobeState, addr: usize) -> bool {
-        let mut i = self.inner();
-        let (_, v) = i.disarms.as_mut().expect("a disarm batch");
-        match v.iter_mut().find(|(a, _)| *a == addr) {
-            Some(r) => {
-                assert!(!r.1, "{addr:#x} unlinked twice");
-                r.1 = true;
-                true
-            }
-            None => false,
-        }
-    }
-    fn disarm_batch_unlinked(&self, _st: &mut KprobeState, addr: usize) -> bool {
-        let i = self.inner();
-        let (_, v) = i.disarms.as_ref().expect("a disarm batch");
-        v.iter().any(|&(a, u)| a == addr && u)
-    }
-    fn disarm_batch_end(&self, _st: &mut KprobeState) {
-        let (_, v) = self.inner().disarms.take().expect("a disarm batch");
-        assert!(v.is_empty(), "records left: {v:x?}");
-    }
-    fn disarm_batch_flush(&self, _st: &mut KprobeState, f: impl FnOnce(&[DisarmRecord])) {
-        let mut records: Vec<DisarmRecord> =
-            core::mem::take(&mut self.inner().disarms.as_mut().expect("a disarm batch").1)
-                .into_iter()
-                .map(|(addr, unlink)| DisarmRecord { addr, unlink })
-                .collect();
-        records.sort_unstable_by_key(|r| r.addr);
-        self.inner().disarms_written = Some(Vec::new());
-        f(&records);
-        // Every breakpoint is written before the first unlink.
-        let written = self.inner().disarms_written.take().unwrap_or_default();
-        let recorded: Vec<usize> = records.iter().map(|r| r.addr).collect();
-        assert_eq!(
-            written, recorded,
-            "the recorded breakpoints, each written once"
-        );
     }
     fn ftrace_filter_has(&self, ops: FtraceOps, addr: usize) -> bool {
         self.inner().ftrace_filters.contains(&(ops, addr))
