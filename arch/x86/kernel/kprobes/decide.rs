@@ -99,7 +99,11 @@ pub fn can_probe(k: &impl KernelText, cfg: &Config, paddr: u64) -> bool {
     if addr != paddr {
         return false;
     }
-    let Some(insn) = k.recover(addr).as_ref().and_then(|b| decode(b)) else {
+    let Some(buf) = k.recover(addr) else {
+        return false;
+    };
+    let decoded = Insn::decode(&buf, Mode::KERNEL);
+    let Ok(insn) = &decoded else {
         return false;
     };
     if insn.is_exception() {

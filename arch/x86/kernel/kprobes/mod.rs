@@ -133,21 +133,13 @@ pub trait KernelText {
 
 /// Copies `src` into `dst` at `at`; `false`, leaving `dst` unchanged, if it does not fit.
 fn put(dst: &mut [u8], at: usize, src: &[u8]) -> bool {
-    let Some(end) = at.checked_add(src.len()) else {
+    let Some(to) = at
+        .checked_add(src.len())
+        .and_then(|end| dst.get_mut(at..end))
+    else {
         return false;
     };
-    let Some(to) = dst.get_mut(at..end) else {
-        return false;
-    };
-    // Plain iterators: no panic path even where `core` is built with overflow checks (unlike
-    // `copy_from_slice`). Ending at the first missing byte lets LLVM see a `memcpy` here, not
-    // a byte loop (`to` is exactly `src.len()` long, so nothing is cut short).
-    let mut from = src.iter();
-    for d in to.iter_mut() {
-        match from.next() {
-            Some(s) => *d = *s,
-            None => break,
-        }
-    }
+    // `to` is exactly `src.len()` long, so all of `src` is copied.
+    insn::copy_prefix(to, src);
     true
 }

@@ -689,7 +689,7 @@ impl Insn {
 ///
 /// Written with plain slice iterators, which have no panic path even where `core` itself is
 /// built with overflow checks (as the kernel builds it), unlike `zip` or `copy_from_slice`.
-pub(super) fn copy_prefix(dst: &mut [u8], src: &[u8]) {
+pub fn copy_prefix(dst: &mut [u8], src: &[u8]) {
     let mut src = src.iter();
     for to in dst.iter_mut() {
         match src.next() {

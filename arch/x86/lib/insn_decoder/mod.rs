@@ -31,7 +31,7 @@ mod insn;
 mod kprobes;
 mod tables;
 
-pub use insn::{Error, Field, Insn, Mode, OpcodeMap, MAX_INSN_SIZE};
+pub use insn::{copy_prefix, Error, Field, Insn, Mode, OpcodeMap, MAX_INSN_SIZE};
 pub use kprobes::{Branch, BranchKind, Emulation, TWOBYTE_BOOSTABLE};
 
 /// Returns the name the opcode map gives group `id` (as in [`attr::group_id`]), for
