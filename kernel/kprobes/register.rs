@@ -869,9 +869,9 @@ fn unregister_tops_locked<A: Arch, E: Copy>(
         a.text_locked(false, || {
             st.text_locks_held = true;
             // Rust only, where the arch batches: the breakpoints the top halves remove are
-            // recorded and written at once at their end, and a hash entry whose breakpoint is
-            // recorded leaves the hash only after that (a hit there would find no probe and
-            // oops). An entry that C's order has unlinked already is disabled (so it blocks no
+            // recorded and written together, every `DISARM_BATCH_WRITE` and at the end, and a
+            // hash entry whose breakpoint is recorded leaves the hash only after that (a hit
+            // there would find no probe and oops). An entry that C's order has unlinked already is disabled (so it blocks no
             // optimization, as an absent one does not) and not optimized, so what the top
             // halves look up finds what it finds in C, but for the entry itself given again:
             // then the deferred work is done first (`unregister_kprobe_top`). Nothing can arm
