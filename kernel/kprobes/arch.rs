@@ -48,7 +48,7 @@ pub trait ArchHooks<S: Storage> {
     /// armed, all still in the hash), with text_mutex held: what `disarm_kprobe` on each does,
     /// with the writes and the cross-CPU synchronisation shared where the arch can (Rust only;
     /// C's arch has no batch hook).
-    fn disarm_kprobes(s: &S, probes: impl Iterator<Item = S::Probe> + Clone) {
+    fn disarm_kprobes(s: &S, probes: impl Iterator<Item = S::Probe>) {
         for p in probes {
             Self::disarm_kprobe(s, p);
         }
@@ -154,7 +154,7 @@ pub trait Arch: Storage + Sized {
     }
     /// See [`ArchHooks::disarm_kprobes`].
     #[inline(always)]
-    fn disarm_kprobes(&self, probes: impl Iterator<Item = Self::Probe> + Clone) {
+    fn disarm_kprobes(&self, probes: impl Iterator<Item = Self::Probe>) {
         hook!(disarm_kprobes(self, probes))
     }
     /// See [`ArchHooks::remove_kprobe`].

@@ -115,8 +115,9 @@ pub struct KprobeState {
     pub ftrace_remove_deferred: bool,
     /// An unregistration batch of breakpoint probes, with the text locks held, records the
     /// breakpoints it removes instead of writing each, and has the arch write them together
-    /// at the end of its top halves, before the probes they belong to leave the hash
-    /// (`unregister_kprobes()`, Rust only: C writes and synchronises every CPU for each).
+    /// every so many records and at the end of its top halves, before the probes they belong to
+    /// leave the hash (`unregister_kprobes()`, Rust only: C writes and synchronises every CPU
+    /// for each).
     pub disarm_deferred: bool,
     /// Breakpoint removals recorded since the batch last wrote them.
     pub disarm_recorded: usize,

@@ -12,7 +12,7 @@
 use kernel::alloc::{flags::GFP_KERNEL, KVec};
 
 use super::platform::Kp;
-use super::state_cell::{with, Cell};
+use super::state_cell::{self, with, Cell};
 use crate::store::{DisarmRecord, KprobeState};
 
 /// The records, in the order they were made, and an open-addressing index of them by address
@@ -72,13 +72,7 @@ static DISARMS: Cell<Disarms> = Cell::new();
 /// Allocates room for `room` records; false on allocation failure, or while another batch
 /// holds the storage.
 pub(super) fn begin(st: &mut KprobeState, room: usize) -> bool {
-    if with(&DISARMS, st, |d| d.is_some()) {
-        return false;
-    }
-    let disarms = Disarms::new(room);
-    let ok = disarms.is_some();
-    with(&DISARMS, st, |d| *d = disarms);
-    ok
+    state_cell::begin(&DISARMS, st, || Disarms::new(room))
 }
 
 /// Records the removal of `probe`'s breakpoint at `addr`; false when there is no room.

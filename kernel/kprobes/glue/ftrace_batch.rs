@@ -14,7 +14,7 @@ use kernel::alloc::{flags::GFP_KERNEL, KVVec};
 
 use super::helpers::rkp_ftrace_set_filter_ips;
 use super::platform::ftrace_ops_id;
-use super::state_cell::{with, Cell};
+use super::state_cell::{self, with, Cell};
 use crate::errno::{from_c_ret, Result};
 use crate::store::KprobeState;
 use crate::text::{FtraceOps, ProbeFields};
@@ -66,13 +66,7 @@ fn alloc(n: usize) -> Option<Batch> {
 /// Allocates the storage for `n` entries; false on allocation failure, or while another batch
 /// holds it (between its `begin` and `end` it may drop the mutex for a grace period).
 pub(super) fn begin(st: &mut KprobeState, n: usize) -> bool {
-    if with(&BATCH, st, |b| b.is_some()) {
-        return false;
-    }
-    let batch = alloc(n);
-    let ok = batch.is_some();
-    with(&BATCH, st, |b| *b = batch);
-    ok
+    state_cell::begin(&BATCH, st, || alloc(n))
 }
 
 /// Frees the storage.

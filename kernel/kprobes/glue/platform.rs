@@ -381,7 +381,6 @@ impl ProbeStore for Kernel {
         };
     }
 
-    #[inline(always)]
     fn disarm_batch_begin(&self, st: &mut KprobeState, n: usize) -> bool {
         disarm_batch::begin(st, n)
     }
@@ -400,6 +399,8 @@ impl ProbeStore for Kernel {
     fn disarm_batch_end(&self, st: &mut KprobeState) {
         disarm_batch::end(st)
     }
+
+    #[inline(always)]
     fn addr(&self, p: Kp) -> usize {
         // SAFETY: `p` is live (type invariant); READ_ONCE of a field C may write.
         unsafe { ptr::read_volatile(addr_of!((*p.as_ptr()).addr)) as usize }

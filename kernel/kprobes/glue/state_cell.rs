@@ -34,3 +34,19 @@ pub(super) fn with<T, R>(
     // held and this is the only reference to the cell's contents; it does not outlive the call.
     f(unsafe { &mut *cell.0.get() })
 }
+
+/// Fills the empty `cell` with what `make` returns: false if `make` fails, or while the cell
+/// holds a value (a batch that may drop the mutex between its start and its end).
+pub(super) fn begin<T>(
+    cell: &'static Cell<T>,
+    st: &mut KprobeState,
+    make: impl FnOnce() -> Option<T>,
+) -> bool {
+    if with(cell, st, |c| c.is_some()) {
+        return false;
+    }
+    let value = make();
+    let ok = value.is_some();
+    with(cell, st, |c| *c = value);
+    ok
+}

@@ -512,7 +512,7 @@ impl ArchHooks<Kernel> for X86 {
     /// fetches the same bytes). Each breakpoint becomes its original byte in one store, as with
     /// `disarm_kprobe`; a CPU that still traps on it before the synchronisation finds its probe,
     /// still in the hash.
-    fn disarm_kprobes(s: &Kernel, probes: impl Iterator<Item = Kp> + Clone) {
+    fn disarm_kprobes(s: &Kernel, probes: impl Iterator<Item = Kp>) {
         let mut buf = [0u8; DISARM_WINDOW];
         // The bytes `start..start + len` are in `buf[..len]`, ready to write.
         let mut start = 0;

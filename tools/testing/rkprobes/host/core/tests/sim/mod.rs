@@ -1605,8 +1605,9 @@ impl<const OPT: bool, const FTRACE: bool> ArchHooks<Sim<OPT, FTRACE>> for SimArc
         let mut i = s.inner();
         i.text[addr - TEXT_BASE] = op;
     }
-    fn disarm_kprobes(s: &Sim<OPT, FTRACE>, probes: impl Iterator<Item = Pid> + Clone) {
-        let addrs: Vec<usize> = probes.clone().map(|p| s.addr(p)).collect();
+    fn disarm_kprobes(s: &Sim<OPT, FTRACE>, probes: impl Iterator<Item = Pid>) {
+        let probes: Vec<Pid> = probes.collect();
+        let addrs: Vec<usize> = probes.iter().map(|&p| s.addr(p)).collect();
         assert!(
             addrs.windows(2).all(|w| w[0] < w[1]),
             "not in address order: {addrs:x?}"
