@@ -3,9 +3,11 @@
 
 The implementations are c (upstream C core and C arch), rust (Rust core,
 upstream C arch) and rust-arch (Rust core and Rust arch layer, x86_64 only);
-without --impl, c and rust. On x86_64 it also runs our conformance suite on
-each implementation and diffs the transcript of each non-C one against C's
-(conformance.py), then the x86 behaviour suite (x86suite.py).
+without --impl, c and rust. On the arches of conformance.ARCHES it also runs
+our conformance suite on each implementation and diffs the transcript of each
+non-C one against C's (conformance.py), on those of kselftest.ARCHES
+upstream's ftrace kselftests of kprobes (kselftest.py), and on x86_64 the x86
+behaviour suite (x86suite.py).
 
 Every step runs even when an earlier one failed; the summary lists each step
 and the run ends with one line `N passed, N failed, N skipped`, counting
@@ -273,6 +275,12 @@ def cmd_test(args):
     else:
         impls = common.default_impls()
     setup.ensure()
+
+    if args.conformance:
+        for arch in arches:
+            conformance.run_all(res, arch, [i for i in impls if not common.rust_unavailable_reason(arch, i)],
+                                args.timeout)
+        return _summary(res)
 
     if args.kselftest:
         for arch in arches:

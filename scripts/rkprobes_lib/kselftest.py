@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Upstream's ftrace kselftests of kprobes in `rkprobes test`, on each implementation.
 
-For each implementation: boot the KUnit kernel (configs/kunit-x86_64.config
+For each implementation: boot the KUnit kernel (configs/kunit-<arch>.config
 gives it modules, debugfs, ftrace, kprobe events, the trace-printk sample
 module and KALLSYMS_ALL) again with a busybox initramfs holding upstream's
 tools/testing/selftests/ftrace/ftracetest, test.d/functions and the cases
@@ -29,8 +29,9 @@ CASES_DIR = "test.d/kprobe"
 INIT = common.REPO / "tools" / "testing" / "rkprobes" / "kselftest" / "kselftest-init.sh"
 # kprobe_module.tc loads this sample with modprobe (CONFIG_SAMPLE_TRACE_PRINTK=m).
 SAMPLE_MODULES = ("samples/trace_printk/trace-printk.ko",)
-# Modules, debugfs and an initramfs are in the x86_64 KUnit configuration only.
-ARCHES = ("x86_64",)
+# The arches whose KUnit configuration (configs/kunit-<arch>.config) has modules, debugfs,
+# kprobe events, the trace-printk sample and the stack tracer.
+ARCHES = ("x86_64", "arm64")
 # The kernel's built-in KUnit suites already ran in the KUnit boot.
 APPEND = "panic=-1 kunit.enable=0"
 RESULTS = ("PASS", "FAIL", "UNRESOLVED", "UNTESTED", "UNSUPPORTED", "XFAIL", "UNDEFINED")

@@ -34,11 +34,108 @@
 		KUNIT_EXPECT_STREQ_MSG(test, __a, __e, "%s", key);	\
 	} while (0)
 
-/* 8-byte NOP (nopl 0x0(%rax,%rax,1)): a site that can be copied, boosted and optimized. */
-#define RKC_NOP8_ASM	".byte 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00\n\t"
+/*
+ * What differs between arches, each value upstream C's on that arch:
+ *
+ * RKC_NOP8_ASM: 8 bytes of NOPs, a site that can be copied and stepped
+ *	(boosted and optimized on x86); one instruction on x86, two on the
+ *	others, so that +8 is a boundary and +3 never is. rkc_sites.c finds
+ *	it by its bytes.
+ * RKC_MID_INSN_ERRNO: a probe 3 bytes into that site (arch_prepare_kprobe()
+ *	or the decoder: -EILSEQ, or -EINVAL for a misaligned address).
+ * RKC_BREAK_HANDLER: the arch's breakpoint handler, in the blacklist.
+ * RKC_ENTRY_TEXT: a symbol of the text the arch blacklists as a whole
+ *	(entry, irqentry or head text); not defined where that text is empty.
+ * RKC_NOINSTR: a noinstr function (.noinstr.text, blacklisted by the core).
+ * RKC_SWITCH_TO_ERRNO: a kretprobe on __switch_to (x86's kretprobe
+ *	blacklist, riscv's irqentry text).
+ * RKC_FTRACE_CALL_AT_ENTRY: a probe on a traced function's symbol lands on
+ *	its ftrace call, which only kprobes on ftrace can probe (arm64's entry
+ *	is a NOP saving the link register, or BTI, before the call).
+ */
+#if defined(CONFIG_X86_64)
+/* nopl 0x0(%rax,%rax,1) */
+#define RKC_NOP8_ASM		".byte 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00\n\t"
+#define RKC_MID_INSN_ERRNO	(-EILSEQ)
+#define RKC_BREAK_HANDLER	"kprobe_int3_handler"
+#define RKC_ENTRY_TEXT		"asm_exc_int3"
+#define RKC_NOINSTR		"exc_int3"
+#define RKC_SWITCH_TO_ERRNO	(IS_ENABLED(CONFIG_X86_KERNEL_IBT) ? 0 : -EINVAL)
+#define RKC_FTRACE_CALL_AT_ENTRY	1
+#elif defined(CONFIG_ARM64)
+/* nop; nop (0xd503201f, little-endian) */
+#define RKC_NOP8_ASM		".byte 0x1f, 0x20, 0x03, 0xd5, 0x1f, 0x20, 0x03, 0xd5\n\t"
+#define RKC_MID_INSN_ERRNO	(-EINVAL)
+#define RKC_BREAK_HANDLER	"kprobe_brk_handler"
+#define RKC_ENTRY_TEXT		"el1h_64_sync"
+#define RKC_NOINSTR		"el1h_64_sync_handler"
+#define RKC_SWITCH_TO_ERRNO	0
+#define RKC_FTRACE_CALL_AT_ENTRY	0
+#elif defined(CONFIG_RISCV)
+/* nop; nop, uncompressed (addi x0, x0, 0) */
+#define RKC_NOP8_ASM		".byte 0x13, 0x00, 0x00, 0x00, 0x13, 0x00, 0x00, 0x00\n\t"
+#define RKC_MID_INSN_ERRNO	(-EILSEQ)
+#define RKC_BREAK_HANDLER	"kprobe_breakpoint_handler"
+#define RKC_ENTRY_TEXT		"handle_exception"
+#define RKC_NOINSTR		"do_trap_break"
+#define RKC_SWITCH_TO_ERRNO	(-EINVAL)
+#define RKC_FTRACE_CALL_AT_ENTRY	1
+#elif defined(CONFIG_LOONGARCH)
+/* nop; nop (andi $zero, $zero, 0) */
+#define RKC_NOP8_ASM		".byte 0x00, 0x00, 0x40, 0x03, 0x00, 0x00, 0x40, 0x03\n\t"
+#define RKC_MID_INSN_ERRNO	(-EILSEQ)
+#define RKC_BREAK_HANDLER	"kprobe_breakpoint_handler"
+/* No RKC_ENTRY_TEXT: its irqentry text is empty. */
+#define RKC_NOINSTR		"do_bp"
+#define RKC_SWITCH_TO_ERRNO	0
+#define RKC_FTRACE_CALL_AT_ENTRY	1
+#elif defined(CONFIG_PPC64) && defined(CONFIG_CPU_LITTLE_ENDIAN)
+/* nop; nop (ori 0, 0, 0), little-endian */
+#define RKC_NOP8_ASM		".byte 0x00, 0x00, 0x00, 0x60, 0x00, 0x00, 0x00, 0x60\n\t"
+#define RKC_MID_INSN_ERRNO	(-EINVAL)
+#define RKC_BREAK_HANDLER	"kprobe_handler"
+#define RKC_ENTRY_TEXT		"__secondary_hold_spinloop"	/* head text */
+#define RKC_NOINSTR		"hv_nmi_check_nonrecoverable"
+#define RKC_SWITCH_TO_ERRNO	0
+/* Built with clang, -pg: the _mcount call comes after the prologue. */
+#define RKC_FTRACE_CALL_AT_ENTRY	0
+#elif defined(CONFIG_S390)
+/* nop 0; nop 0 (bc 0, 0), big-endian */
+#define RKC_NOP8_ASM		".byte 0x47, 0x00, 0x00, 0x00, 0x47, 0x00, 0x00, 0x00\n\t"
+#define RKC_MID_INSN_ERRNO	(-EINVAL)
+#define RKC_BREAK_HANDLER	"kprobe_handler"
+#define RKC_ENTRY_TEXT		"io_int_handler"
+#define RKC_NOINSTR		"__do_pgm_check"
+#define RKC_SWITCH_TO_ERRNO	0
+#define RKC_FTRACE_CALL_AT_ENTRY	1
+#else
+#error "rkprobes_conformance: no probe sites for this architecture"
+#endif
 
-/* A 2-byte NOP (xchg %ax,%ax) and two 8-byte NOPs (rkc_f_optblock). */
+/* Whether a probe on a traced function's symbol is accepted (as the probes of kprobe_events). */
+#define RKC_TRACED_ENTRY_PROBEABLE \
+	(IS_ENABLED(CONFIG_KPROBES_ON_FTRACE) || !RKC_FTRACE_CALL_AT_ENTRY)
+/*
+ * The attribute of the module's functions that the module-unload and
+ * kprobe_events cases probe at entry: traced (an [FTRACE] probe) where that
+ * is accepted, notrace elsewhere (riscv 6.12 has no kprobes on ftrace).
+ */
+#if RKC_FTRACE_CALL_AT_ENTRY && !defined(CONFIG_KPROBES_ON_FTRACE)
+#define RKC_ENTRY_TRACE	notrace
+#else
+#define RKC_ENTRY_TRACE
+#endif
+
+/*
+ * rkc_f_optblock: on x86 a 2-byte NOP (xchg %ax,%ax) and two 8-byte NOPs,
+ * so that an optprobe on the first covers the second; the optprobe cases
+ * that use it run on x86 only, and elsewhere it holds one RKC_NOP8_ASM.
+ */
+#ifdef CONFIG_X86
 #define RKC_OPTBLOCK_ASM	".byte 0x66, 0x90\n\t" RKC_NOP8_ASM RKC_NOP8_ASM
+#else
+#define RKC_OPTBLOCK_ASM	RKC_NOP8_ASM
+#endif
 
 /* Where rkc_f_bl_inner's _kprobe_blacklist entry points: not a symbol start. */
 #define RKC_BL_INSIDE	0x20
@@ -76,6 +173,8 @@ int rkc_f_optblock(int a);
 int rkc_f_bl_inner(int a);
 int rkc_f_bl_next(int a);
 
+/* The bytes of RKC_NOP8_ASM (rkc_sites.c). */
+extern const u8 rkc_nop8[8];
 /* Offset of the first 8-byte NOP in @fn, or -1. */
 int rkc_nop8_offset(void *fn);
 /* Offset of the 2-byte NOP that starts RKC_OPTBLOCK_ASM in @fn, or -1. */

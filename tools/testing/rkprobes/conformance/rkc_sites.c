@@ -4,10 +4,11 @@
  * functions, so kprobes/list lines and hit counts never mix between cases.
  *
  * Every site is noinline, global (so its symbol keeps its name) and has a
- * side effect the compiler cannot drop (an asm volatile 8-byte NOP, which is
- * also a clean site to single-step, boost or optimize). The notrace ones are
- * int3 sites; the others start with an ftrace call, so a probe on their
- * entry is a kprobe-on-ftrace ([FTRACE]).
+ * side effect the compiler cannot drop (asm volatile 8 bytes of NOPs,
+ * RKC_NOP8_ASM, also a clean site to single-step, boost or optimize). The
+ * notrace ones are breakpoint sites; the others start with an ftrace call,
+ * so a probe on their entry is a kprobe-on-ftrace ([FTRACE]) where the arch
+ * has kprobes on ftrace.
  */
 #include <linux/bug.h>
 #include <linux/kallsyms.h>
@@ -93,7 +94,8 @@ noinline int rkc_f_enabled_traced(int a)
 	return rkc_body(a);
 }
 
-noinline int rkc_f_event(int a)
+/* An ftrace site where kprobe_events can probe one at entry (RKC_ENTRY_TRACE). */
+noinline RKC_ENTRY_TRACE int rkc_f_event(int a)
 {
 	return rkc_body(a);
 }
@@ -210,27 +212,32 @@ noinline notrace int rkc_f_warn(int a)
 	return a + 1;
 }
 
-static const u8 rkc_nop8[] = { 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00 };
+/* rkc_nop8[]: the bytes of RKC_NOP8_ASM, as the assembler wrote them. */
+asm(".pushsection .rodata\n\t"
+	".globl rkc_nop8\n\t"
+	"rkc_nop8:\n\t" RKC_NOP8_ASM
+	".popsection");
 
 int rkc_nop8_offset(void *fn)
 {
 	int off;
 
 	for (off = 0; off < 64; off++)
-		if (!memcmp((u8 *)fn + off, rkc_nop8, sizeof(rkc_nop8)))
+		if (!memcmp((u8 *)fn + off, rkc_nop8, 8))
 			return off;
 	return -1;
 }
 
-static const u8 rkc_optblock[] = { 0x66, 0x90, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00 };
-
 int rkc_optblock_offset(void *fn)
 {
+#ifdef CONFIG_X86
+	static const u8 rkc_optblock[] = { 0x66, 0x90, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00 };
 	int off;
 
 	for (off = 0; off < 64; off++)
 		if (!memcmp((u8 *)fn + off, rkc_optblock, sizeof(rkc_optblock)))
 			return off;
+#endif
 	return -1;
 }
 

@@ -7,17 +7,19 @@
 #include <linux/moduleparam.h>
 #include <linux/module.h>
 
-/* An int3 site. */
+#include "rkc.h"
+
+/* A breakpoint site. */
 static noinline notrace int rkc_target_notrace(int a)
 {
-	asm volatile(".byte 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00" ::: "memory");
+	asm volatile(RKC_NOP8_ASM ::: "memory");
 	return a + 1;
 }
 
-/* An ftrace site. */
-static noinline int rkc_target_traced(int a)
+/* An ftrace site where a probe at entry is accepted there (RKC_ENTRY_TRACE). */
+static noinline RKC_ENTRY_TRACE int rkc_target_traced(int a)
 {
-	asm volatile(".byte 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00" ::: "memory");
+	asm volatile(RKC_NOP8_ASM ::: "memory");
 	return a + 1;
 }
 
