@@ -35,7 +35,7 @@ MODULES = ("rkprobes_conformance.ko", "rkprobes_conf_target.ko")
 SUITE = "rkprobes_conformance"
 # The arches whose KUnit kernel has what the suite needs (modules, debugfs, kprobe events:
 # configs/kunit-<arch>.config) and whose probe sites rkc.h knows.
-ARCHES = ("x86_64", "arm64", "riscv", "loongarch")
+ARCHES = ("x86_64", "arm64", "riscv", "loongarch", "ppc64", "s390")
 # The kernel's built-in suites already ran in the KUnit boot: run only ours here.
 APPEND = f"panic=-1 kunit.filter_glob={SUITE}"
 TRANSCRIPT_RE = re.compile(r"#\s*(\w+): rkc: ([^=]+)=(.*)$")

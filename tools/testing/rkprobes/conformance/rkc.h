@@ -112,6 +112,13 @@
 #error "rkprobes_conformance: no probe sites for this architecture"
 #endif
 
+/* A function's first argument at its entry: s390 exports no regs_get_register(). */
+#ifdef CONFIG_S390
+#define RKC_ARG0(regs)		((regs)->gprs[2])
+#else
+#define RKC_ARG0(regs)		regs_get_kernel_argument(regs, 0)
+#endif
+
 /* Whether a probe on a traced function's symbol is accepted (as the probes of kprobe_events). */
 #define RKC_TRACED_ENTRY_PROBEABLE \
 	(IS_ENABLED(CONFIG_KPROBES_ON_FTRACE) || !RKC_FTRACE_CALL_AT_ENTRY)

@@ -180,7 +180,7 @@ static struct rkc_krp *rkc_of(struct kretprobe_instance *ri)
 static int rkc_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct rkc_krp *k = rkc_of(ri);
-	long arg = (long)regs_get_kernel_argument(regs, 0);
+	long arg = (long)RKC_ARG0(regs);
 
 	k->entry++;
 	if (k->rp.data_size >= 2 * sizeof(long)) {
@@ -393,7 +393,10 @@ static void rkc_kprobe_errnos(struct kunit *test)
 				       "no bug table entry found in rkc_f_warn()");
 		RKC_NOTE(test, "kprobe.bug_ud2", "%s", "n/a (no GENERIC_BUG)");
 	}
-	if (!IS_ENABLED(CONFIG_KPROBES_ON_FTRACE)) {
+	if (!IS_ENABLED(CONFIG_KPROBES_ON_FTRACE) && IS_ENABLED(CONFIG_PPC64)) {
+		RKC_NOTE(test, "kprobe.ftrace_site_without_kprobes_on_ftrace", "%s",
+			 "n/a (the -pg _mcount call comes after the prologue)");
+	} else if (!IS_ENABLED(CONFIG_KPROBES_ON_FTRACE)) {
 		/*
 		 * The ftrace call itself: arm64's is the second of its two
 		 * patchable-entry NOPs (the first saves the link register),

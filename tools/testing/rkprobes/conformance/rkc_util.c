@@ -112,10 +112,24 @@ static bool rkc_is_hex16(const char *s)
 	return !isxdigit(s[16]);
 }
 
-/* Append @line to @out with every 16-digit hex number replaced by "ADDR". */
+/* The number of hex digits at @s, at most @max. */
+static size_t rkc_hex_run(const char *s, size_t max)
+{
+	size_t n = 0;
+
+	while (n < max && isxdigit(s[n]))
+		n++;
+	return n;
+}
+
+/*
+ * Append @line to @out with every 16-digit hex number, and every "0x" and
+ * more than 8 hex digits (an unpadded address: s390's start at 0x3ff...),
+ * replaced by "ADDR".
+ */
 static void rkc_append_masked(char *out, size_t size, const char *line, size_t len)
 {
-	size_t o = strlen(out), i = 0;
+	size_t o = strlen(out), i = 0, n;
 
 	if (o && o < size - 1)
 		out[o++] = '|';
@@ -124,6 +138,13 @@ static void rkc_append_masked(char *out, size_t size, const char *line, size_t l
 		    rkc_is_hex16(line + i)) {
 			o += strscpy(out + o, "ADDR", size - o);
 			i += 16;
+			continue;
+		}
+		n = i >= 2 && line[i - 2] == '0' && line[i - 1] == 'x' ?
+		    rkc_hex_run(line + i, len - i) : 0;
+		if (n > 8) {
+			o += strscpy(out + o, "ADDR", size - o);
+			i += n;
 			continue;
 		}
 		out[o++] = line[i++];

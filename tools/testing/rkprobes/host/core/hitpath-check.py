@@ -188,9 +188,10 @@ def config(bdir):
 def core_objects(bdir):
     # With ftrace entry sites (x86_64, function tracer) the crate object linked is the one
     # kernel/kprobes/fentry_sites.py rewrote; it has the same functions plus `call __fentry__`.
-    crate = bdir / "kernel/kprobes/kprobes_rust_fentry.o"
-    if not crate.is_file():
-        crate = bdir / "kernel/kprobes/kprobes_rust.o"
+    # On powerpc and s390 it is the one with the ftrace sites of C there (kprobes_rust_mcount.o).
+    crate = next((p for p in (bdir / "kernel/kprobes/kprobes_rust_fentry.o",
+                              bdir / "kernel/kprobes/kprobes_rust_mcount.o") if p.is_file()),
+                 bdir / "kernel/kprobes/kprobes_rust.o")
     rust = [crate, bdir / "kernel/kprobes/kprobes_helpers.o"]
     c = [bdir / "kernel/kprobes.o"]
     if all(p.is_file() for p in rust) and "CONFIG_KPROBES_RUST_ARCH" in config(bdir):
