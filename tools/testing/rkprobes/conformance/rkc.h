@@ -119,6 +119,15 @@
 #define RKC_ARG0(regs)		regs_get_kernel_argument(regs, 0)
 #endif
 
+/*
+ * Call @fn(@a) through a pointer the compiler cannot see through. On ppc64 a
+ * module function that sets up its TOC opens with the large code model's
+ * global entry (ld r2,-8(r12)), which ppc_function_entry() does not step
+ * over: a probe on its symbol sits there, and only calls through a pointer
+ * go through it (direct calls in the module take the local entry).
+ */
+#define RKC_CALL(fn, a)	({ int (*__fn)(int) = (fn); OPTIMIZER_HIDE_VAR(__fn); __fn(a); })
+
 /* Whether a probe on a traced function's symbol is accepted (as the probes of kprobe_events). */
 #define RKC_TRACED_ENTRY_PROBEABLE \
 	(IS_ENABLED(CONFIG_KPROBES_ON_FTRACE) || !RKC_FTRACE_CALL_AT_ENTRY)

@@ -1098,13 +1098,13 @@ static void rkc_kretprobe_pool(struct kunit *test)
 	r = rkc_krp_new(test, "rkc_f_recurse", NULL, 0, false);
 	r->rp.maxactive = 1;
 	RKC_EXPECT_INT(test, "maxactive_1.ret", rkc_reg_krp(test, &r->rp), 0);
-	RKC_EXPECT_INT(test, "maxactive_1.call", rkc_f_recurse(2), 2);
+	RKC_EXPECT_INT(test, "maxactive_1.call", RKC_CALL(rkc_f_recurse, 2), 2);
 	RKC_EXPECT_INT(test, "maxactive_1.handler", r->ret, 1);
 	RKC_EXPECT_INT(test, "maxactive_1.nmissed", r->rp.nmissed, 2);
 	RKC_EXPECT_INT(test, "maxactive_1.kp_nmissed", r->rp.kp.nmissed, 0);
 	RKC_EXPECT_STR(test, "maxactive_1.return_values", rkc_vals(test, r), "2");
 	/* The instance went back to the pool on return. */
-	rkc_f_recurse(0);
+	RKC_CALL(rkc_f_recurse, 0);
 	RKC_EXPECT_INT(test, "maxactive_1.handler_after", r->ret, 2);
 	RKC_EXPECT_INT(test, "maxactive_1.nmissed_after", r->rp.nmissed, 2);
 	rkc_unreg_krp(test, &r->rp);
@@ -1112,11 +1112,11 @@ static void rkc_kretprobe_pool(struct kunit *test)
 	r3 = rkc_krp_new(test, "rkc_f_recurse", NULL, 0, false);
 	r3->rp.maxactive = 3;
 	RKC_EXPECT_INT(test, "maxactive_3.ret", rkc_reg_krp(test, &r3->rp), 0);
-	rkc_f_recurse(2);
+	RKC_CALL(rkc_f_recurse, 2);
 	RKC_EXPECT_INT(test, "maxactive_3.handler", r3->ret, 3);
 	RKC_EXPECT_INT(test, "maxactive_3.nmissed", r3->rp.nmissed, 0);
 	RKC_EXPECT_STR(test, "maxactive_3.return_values", rkc_vals(test, r3), "0,1,2");
-	rkc_f_recurse(4);
+	RKC_CALL(rkc_f_recurse, 4);
 	RKC_EXPECT_INT(test, "maxactive_3.depth_5_handler", r3->ret, 6);
 	RKC_EXPECT_INT(test, "maxactive_3.depth_5_nmissed", r3->rp.nmissed, 2);
 	rkc_unreg_krp(test, &r3->rp);
@@ -1246,6 +1246,8 @@ static void rkc_optimized(struct kunit *test)
 
 	if (!IS_ENABLED(CONFIG_OPTPROBES))
 		kunit_skip(test, "CONFIG_OPTPROBES is off: no [OPTIMIZED] probes on this kernel");
+	if (IS_ENABLED(CONFIG_PPC64))
+		kunit_skip(test, "powerpc optimizes no probe in module text (optprobes.c: \"FIXME: Optimize kprobes placed in module addresses\"), and this case probes this module");
 	RKC_EXPECT_STR(test, "sysctl.initial", rkc_read_trim(test, RKC_OPT_SYSCTL), "0");
 	o = rkc_kp_new(test, "rkc_f_opt", NULL, nop, false);
 	RKC_EXPECT_INT(test, "register", rkc_reg_kp(test, &o->kp), 0);

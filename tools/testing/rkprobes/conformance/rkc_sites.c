@@ -175,7 +175,7 @@ static unsigned long __used __section("_kprobe_blacklist") rkc_kbl_inside =
 /* A kprobe_events caller of its own, so the r: event's "caller+off" is stable. */
 noinline notrace int rkc_event_caller(int a)
 {
-	return rkc_f_event(a) * 2;
+	return RKC_CALL(rkc_f_event, a) * 2;
 }
 
 /* Called through a pointer read with READ_ONCE(), so the compiler cannot turn the recursion into a loop. */

@@ -25,8 +25,8 @@ static noinline RKC_ENTRY_TRACE int rkc_target_traced(int a)
 
 static int rkc_target_call(const char *val, const struct kernel_param *kp)
 {
-	rkc_target_notrace(1);
-	rkc_target_traced(1);
+	RKC_CALL(rkc_target_notrace, 1);
+	RKC_CALL(rkc_target_traced, 1);
 	return 0;
 }
 
