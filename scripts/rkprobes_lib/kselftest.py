@@ -31,7 +31,7 @@ INIT = common.REPO / "tools" / "testing" / "rkprobes" / "kselftest" / "kselftest
 SAMPLE_MODULES = ("samples/trace_printk/trace-printk.ko",)
 # The arches whose KUnit configuration (configs/kunit-<arch>.config) has modules, debugfs,
 # kprobe events, the trace-printk sample and the stack tracer.
-ARCHES = ("x86_64", "arm64", "riscv")
+ARCHES = ("x86_64", "arm64", "riscv", "ppc64")
 # The kernel's built-in KUnit suites already ran in the KUnit boot.
 APPEND = "panic=-1 kunit.enable=0"
 RESULTS = ("PASS", "FAIL", "UNRESOLVED", "UNTESTED", "UNSUPPORTED", "XFAIL", "UNDEFINED")
