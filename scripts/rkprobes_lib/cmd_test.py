@@ -276,22 +276,13 @@ def cmd_test(args):
         impls = common.default_impls()
     setup.ensure()
 
-    if args.conformance:
+    # --conformance, --kselftest, --x86suite: that one step alone.
+    only = [m for flag, m in ((args.conformance, conformance), (args.kselftest, kselftest),
+                              (args.x86suite, x86suite)) if flag]
+    if only:
         for arch in arches:
-            conformance.run_all(res, arch, [i for i in impls if not common.rust_unavailable_reason(arch, i)],
-                                args.timeout)
-        return _summary(res)
-
-    if args.kselftest:
-        for arch in arches:
-            kselftest.run_all(res, arch, [i for i in impls if not common.rust_unavailable_reason(arch, i)],
-                              args.timeout)
-        return _summary(res)
-
-    if args.x86suite:
-        for arch in arches:
-            x86suite.run_all(res, arch, [i for i in impls if not common.rust_unavailable_reason(arch, i)],
-                             args.timeout)
+            only[0].run_all(res, arch, [i for i in impls if not common.rust_unavailable_reason(arch, i)],
+                            args.timeout)
         return _summary(res)
 
     if args.decoder:

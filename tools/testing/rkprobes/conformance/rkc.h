@@ -136,7 +136,7 @@
  * kprobe_events cases probe at entry: traced (an [FTRACE] probe) where that
  * is accepted, notrace elsewhere (riscv 6.12 has no kprobes on ftrace).
  */
-#if RKC_FTRACE_CALL_AT_ENTRY && !defined(CONFIG_KPROBES_ON_FTRACE)
+#if !RKC_TRACED_ENTRY_PROBEABLE
 #define RKC_ENTRY_TRACE	notrace
 #else
 #define RKC_ENTRY_TRACE
