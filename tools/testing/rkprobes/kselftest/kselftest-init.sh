@@ -27,7 +27,9 @@ done
 depmod
 logs=/tmp/ftracetest-logs
 echo RKK-BEGIN
-sh /ftrace/ftracetest --logdir "$logs" /ftrace/test.d/kprobe
+cases=
+while read -r c; do cases="$cases /ftrace/test.d/kprobe/$c"; done < /ftrace/cases
+sh /ftrace/ftracetest --logdir "$logs" $cases
 echo "RKK-EXIT $?"
 for f in "$logs"/*-log.* "$logs"/ftracetest.log; do
 	[ -f "$f" ] || continue
