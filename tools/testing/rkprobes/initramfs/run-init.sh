@@ -25,9 +25,9 @@ count() { dmesg | grep -c -e "$1"; }
 # kprobe_example prints, with the arch's register names, three fields before
 # the probed instruction ("<sym> p->addr = 0x..., ip = ..., flags = ..." on
 # x86) and two after ("<sym> p->addr = 0x..., flags = ..."); s390 writes
-# "p->addr, 0x...".
-PRE="<kernel_clone> p->addr[ =,]* 0x[0-9a-f]*, [a-z]* = [^,]*, [a-z]* = "
-POST="<kernel_clone> p->addr[ =,]* 0x[0-9a-f]*, [a-z]* = [^,]*$"
+# "p->addr, 0x...", and the pointer can be "0x(____ptrval____)" early on.
+PRE="<kernel_clone> p->addr[ =,]* 0x[^,]*, [a-z]* = [^,]*, [a-z]* = "
+POST="<kernel_clone> p->addr[ =,]* 0x[^,]*, [a-z]* = [^,]*$"
 
 section "loading upstream's samples/kprobes modules (probing kernel_clone)"
 insmod /lib/modules/kprobe_example.ko; step insmod-kprobe_example $? "insmod kprobe_example.ko"
@@ -118,7 +118,17 @@ cat /proc/version > /dev/null
 echo 0 > $TR/events/rkprobes/enable
 grep -E "rkprobes/|open(_ret)?:" $KP/list
 grep -E " (open|open_ret):" $TR/trace | tail -n 4
-grep -q " open: " $TR/trace; step kprobe-event-p-fires $? "p: event in the trace"
+# Where the ring buffer refuses a record written from a breakpoint (NMI
+# context: riscv 6.12 lacks ARCH_HAVE_NMI_SAFE_CMPXCHG), a p: event on a
+# breakpoint probe counts its hits in kprobe_profile and writes nothing to
+# the trace, on C too; the host says so on the command line.
+if grep -q "rkprobes.p_event_hits=profile" /proc/cmdline; then
+	hits=$(awk '$1 == "open" { print $2 }' $TR/kprobe_profile)
+	echo "open: ${hits:-no} hits in kprobe_profile (no trace record from a breakpoint probe on this arch)"
+	[ "${hits:-0}" -gt 0 ]; step kprobe-event-p-fires $? "p: event hit, counted in kprobe_profile"
+else
+	grep -q " open: " $TR/trace; step kprobe-event-p-fires $? "p: event in the trace"
+fi
 grep -q " open_ret: " $TR/trace; step kprobe-event-r-fires $? "r: event in the trace"
 echo > $TR/kprobe_events; step kprobe-events-remove $? "events removed"
 
