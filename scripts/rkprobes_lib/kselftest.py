@@ -46,11 +46,6 @@ NOT_YET = {
     "loongarch": "its kernel stops mid-run on C too, at different cases: after kprobe_eventname.tc, "
                  "and with that case left out after kprobe_opt_types.tc (README)",
 }
-
-
-def _rule(arch):
-    """(the cases, why) of LEFT_OUT for `arch`; no cases when it has none."""
-    return LEFT_OUT.get(arch, ((), None))
 # The kernel's built-in KUnit suites already ran in the KUnit boot.
 APPEND = "panic=-1 kunit.enable=0"
 RESULTS = ("PASS", "FAIL", "UNRESOLVED", "UNTESTED", "UNSUPPORTED", "XFAIL", "UNDEFINED")
@@ -88,11 +83,11 @@ def cases():
 
 def run_order(arch):
     """The cases `arch` runs, in the order ftracetest is given them."""
-    out = _rule(arch)[0]
-    unknown = [c for c in out if c not in cases()]
+    every, out = cases(), LEFT_OUT.get(arch, ((), None))[0]
+    unknown = [c for c in out if c not in every]
     if unknown:
         raise Failure(f"kselftest.py names cases upstream does not have: {', '.join(unknown)}")
-    return [c for c in cases() if c not in out]
+    return [c for c in every if c not in out]
 
 
 def _files(bdir, order):
@@ -210,13 +205,12 @@ def run(res, arch, impl, timeout):
         desc, status = parsed.get(n, ("", "DID NOT RUN"))
         results[case] = status
         print(f"  {status:11} [{n}] {case}{': ' + desc if desc else ''}", flush=True)
-    left_out, why = _rule(arch)
-    order_notes = [f"{', '.join(left_out)}: {why}"] if left_out else []
+    left_out, why = LEFT_OUT.get(arch, ((), None))
     for case in left_out:
         results[case] = "LEFT OUT"
         print(f"  {'LEFT OUT':11} {case}", flush=True)
-    for ln in order_notes:
-        print(f"  on {arch}, {ln}", flush=True)
+    if left_out:
+        print(f"  on {arch}, {', '.join(left_out)}: {why}", flush=True)
     counts = {r: sum(1 for s in results.values() if s == r) for r in RESULTS + ("DID NOT RUN", "LEFT OUT")}
     config = (bdir / ".config").read_text().splitlines()
     excused = {c: (opt, why) for c, (opt, why) in KNOWN_FAILURES.items() if f"{opt}=y" not in config}
@@ -258,8 +252,8 @@ def run(res, arch, impl, timeout):
         if summary and summary.get("passed") != counts["PASS"]:
             failed += 1
             note += f"; ftracetest's summary says {summary.get('passed')} passed, {counts['PASS']} parsed"
-    for ln in order_notes:
-        note += f"\n  on {arch}, {ln}"
+    if left_out:
+        note += f"\n  on {arch}, {', '.join(left_out)}: {why}"
     for c in known:
         note += f"\n  {results[c]} (expected without {excused[c][0]}, on C too): {c}: {excused[c][1]}"
     for c in failures + not_run:
