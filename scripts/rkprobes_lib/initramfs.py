@@ -34,6 +34,34 @@ def busybox_path(arch):
     return BUSYBOX if arch == "x86_64" else BUSYBOX_CACHE / arch / "busybox"
 
 
+def _program_headers(f, e):
+    """(p_type, p_offset, p_filesz) of each program header of the 64-bit ELF file `f`
+    (positioned anywhere), `e` its struct byte order."""
+    f.seek(32)
+    e_phoff, = struct.unpack(e + "Q", f.read(8))
+    f.seek(54)
+    e_phentsize, e_phnum = struct.unpack(e + "HH", f.read(4))
+    for i in range(e_phnum):
+        f.seek(e_phoff + i * e_phentsize)
+        p_type, _flags, p_offset, _vaddr, _paddr, p_filesz = struct.unpack(e + "IIQQQQ", f.read(40))
+        yield p_type, p_offset, p_filesz
+
+
+def elf_interp(path):
+    """The ELF interpreter (PT_INTERP) the 64-bit little-endian executable `path` names, or None."""
+    try:
+        with open(path, "rb") as f:
+            if f.read(6) != b"\x7fELF\x02\x01":
+                return None
+            for p_type, p_offset, p_filesz in list(_program_headers(f, "<")):
+                if p_type == _PT_INTERP:
+                    f.seek(p_offset)
+                    return f.read(p_filesz).rstrip(b"\0").decode()
+    except (OSError, struct.error, UnicodeDecodeError):
+        return None
+    return None
+
+
 def elf_problem(path, arch):
     """None if `path` is a statically linked 64-bit ELF executable for `arch`, else what is wrong."""
     machine, order, what = BUSYBOX_ELF[arch]
@@ -53,13 +81,7 @@ def elf_problem(path, arch):
                 return f"{path} is for ELF machine {e_machine}, not {machine} ({what}, {arch})"
             if e_type not in (2, 3):  # ET_EXEC, or ET_DYN for a static-pie
                 return f"{path} is not an executable (e_type {e_type})"
-            f.seek(32)
-            e_phoff, = struct.unpack(e + "Q", f.read(8))
-            f.seek(54)
-            e_phentsize, e_phnum = struct.unpack(e + "HH", f.read(4))
-            for i in range(e_phnum):
-                f.seek(e_phoff + i * e_phentsize)
-                p_type, = struct.unpack(e + "I", f.read(4))
+            for p_type, _, _ in list(_program_headers(f, e)):
                 if p_type == _PT_INTERP:
                     return f"{path} is dynamically linked (it has a PT_INTERP); a static busybox is needed"
     except OSError as ex:

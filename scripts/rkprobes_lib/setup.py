@@ -219,10 +219,11 @@ def _private_apt_options(work, debarch):
             "-o", "APT::Sandbox::User=root"]
 
 
-def _fetch_busybox_deb(arch, work):
-    """Download busybox-static:<debarch> into `work`/deb; returns (the .deb, the suite it came from).
+def _fetch_debs(arch, work, packages, what):
+    """Download `packages` (names) of <debarch> into `work`/deb; returns ({package: its .deb},
+    the suite they came from). `what` names them in messages.
 
-    apt checks the suite's InRelease against Debian's archive keyring and the .deb's
+    apt checks the suite's InRelease against Debian's archive keyring and each .deb's
     SHA256 against the signed Packages index.
     """
     debarch, suites, why = BUSYBOX_DEBIAN[arch]
@@ -240,13 +241,13 @@ def _fetch_busybox_deb(arch, work):
         if r.returncode != 0 or re.search(r"^(E|Err):", r.stdout + r.stderr, re.M):
             errors.append(f"{suite}: '{cmd}' failed (exit {r.returncode}):\n{(r.stdout + r.stderr)[-1500:]}")
             continue
-        cmd, r = _run_apt(opts + ["download", f"busybox-static:{debarch}"], cwd=work / "deb")
-        debs = sorted((work / "deb").glob("busybox-static_*.deb"))
-        if r.returncode != 0 or len(debs) != 1:
+        cmd, r = _run_apt(opts + ["download"] + [f"{p}:{debarch}" for p in packages], cwd=work / "deb")
+        debs = {p: sorted((work / "deb").glob(f"{p}_*.deb")) for p in packages}
+        if r.returncode != 0 or any(len(d) != 1 for d in debs.values()):
             errors.append(f"{suite}: '{cmd}' failed (exit {r.returncode}):\n{(r.stdout + r.stderr)[-1500:]}")
             continue
-        return debs[0], suite
-    raise Failure(f"cannot download busybox-static:{debarch} (the static busybox of the {arch} guests) "
+        return {p: d[0] for p, d in debs.items()}, suite
+    raise Failure(f"cannot download {', '.join(f'{p}:{debarch}' for p in packages)} ({what}) "
                   f"from {DEBIAN_ARCHIVE} {' or '.join(suites)}"
                   + (f" ({why})" if why else "") + ":\n" + "\n".join(errors)
                   + "\nIs deb.debian.org reachable (apt-get update)? Then run scripts/rkprobes setup again.")
@@ -267,7 +268,8 @@ def provision_busybox(arch):
     dest = initramfs.busybox_path(arch)
     work = initramfs.BUSYBOX_CACHE / "apt" / arch
     info(f"downloading busybox-static:{debarch} from Debian for the {arch} guests")
-    deb, suite = _fetch_busybox_deb(arch, work)
+    debs, suite = _fetch_debs(arch, work, ["busybox-static"], f"the static busybox of the {arch} guests")
+    deb = debs["busybox-static"]
     root = work / "root"
     r = subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], capture_output=True, text=True)
     if r.returncode != 0:
@@ -292,6 +294,80 @@ def provision_busybox(arch):
     except OSError:
         pass  # another arch's download is there
     info(f"{dest}: {deb.name} ({suite}); {_out(['file', '-b', str(dest)]).strip() or 'static ELF checked'}")
+
+
+# Guests whose busybox sh cannot run upstream's ftracetest, and why: they run it under Debian's
+# dash (with the glibc loader and libc.so.6 it needs) of the busybox's Debian architecture and
+# suites; busybox still gives them every other command.
+GUEST_SHELL = {
+    "loongarch": "loong64's only busybox, 1.38, spins in user space in its read builtin (EINTR for ever) "
+                 "once the shell has taken a trapped signal; ftracetest learns that a case ended "
+                 "UNSUPPORTED or UNRESOLVED from such a signal, and the next case's "
+                 "`read PID _ < /proc/self/stat` never returns",
+}
+
+
+def guest_shell_dir(arch):
+    """Where the guest shell of `arch` is kept: its files at their paths in the initramfs."""
+    return initramfs.BUSYBOX_CACHE / arch / "shell"
+
+
+def guest_shell_files(arch):
+    """{path in the initramfs: file} of the shell `arch`'s guests run ftracetest under
+    (provisioned on first use), or {} when busybox sh does."""
+    if arch not in GUEST_SHELL:
+        return {}
+    root = guest_shell_dir(arch)
+    if not (root / "SOURCE").is_file():
+        provision_guest_shell(arch)
+    return {str(p.relative_to(root)): p for p in sorted(root.rglob("*")) if p.is_file() and p.name != "SOURCE"}
+
+
+def provision_guest_shell(arch):
+    """Download Debian's dash and libc6 for `arch` and keep the three files a guest runs dash
+    with: /bin/dash, its ELF interpreter at the path its PT_INTERP names, and libc.so.6 in the
+    multiarch directory the interpreter searches."""
+    debarch = BUSYBOX_DEBIAN[arch][0]
+    dest = guest_shell_dir(arch)
+    if (dest / "SOURCE").is_file():
+        return
+    work = initramfs.BUSYBOX_CACHE / "apt" / f"{arch}-shell"
+    info(f"downloading dash:{debarch} and libc6:{debarch} from Debian for the {arch} guests' ftracetest")
+    debs, suite = _fetch_debs(arch, work, ["dash", "libc6"], f"the shell the {arch} guests run ftracetest under")
+    root = work / "root"
+    for deb in debs.values():
+        r = subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise Failure(f"dpkg-deb -x {deb} failed: {r.stderr.strip()}; delete {work} and run "
+                          "scripts/rkprobes setup again")
+    dash = next((p for p in (root / "usr" / "bin" / "dash", root / "bin" / "dash") if p.is_file()), None)
+    libcs = sorted(root.glob("usr/lib/*-linux-gnu*/libc.so.6"))
+    interp = initramfs.elf_interp(dash) if dash else None
+    if not dash or len(libcs) != 1 or not interp:
+        raise Failure(f"{', '.join(d.name for d in debs.values())} ({suite}) do not hold what the {arch} "
+                      f"guests need: /usr/bin/dash {'found' if dash else 'missing'}, libc.so.6 found "
+                      f"{len(libcs)} times, dash's PT_INTERP {interp or 'missing'}")
+    loader = root / "usr" / interp.lstrip("/").removeprefix("usr/")
+    if not loader.exists():
+        loader = root / interp.lstrip("/")
+    files = {"bin/dash": dash, interp.lstrip("/"): loader.resolve(),
+             f"lib/{libcs[0].parent.name}/libc.so.6": libcs[0]}
+    tmp = dest.with_name("shell.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    for rel, src in files.items():
+        if not src.is_file():
+            raise Failure(f"{src} (for /{rel} of the {arch} guests) is missing after unpacking")
+        (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, tmp / rel)
+    (tmp / "SOURCE").write_text("".join(f"{DEBIAN_ARCHIVE} {suite} main {d.name}\n" for d in debs.values()))
+    shutil.rmtree(dest, ignore_errors=True)
+    tmp.rename(dest)
+    shutil.rmtree(work, ignore_errors=True)
+    try:
+        work.parent.rmdir()
+    except OSError:
+        pass  # another download is there
+    info(f"{dest}: " + ", ".join(sorted(files)))
 
 
 def unpack_pristine():
@@ -338,6 +414,8 @@ def cmd_setup(args):
     _install_bindgen()
     for arch in common.ARCHES:
         provision_busybox(arch)
+    for arch in GUEST_SHELL:
+        provision_guest_shell(arch)
     if common.SOURCE_TARBALL.is_file():
         unpack_pristine()
     problems = check()

@@ -4,7 +4,8 @@
 # /init of the ftrace kselftest initramfs of `scripts/rkprobes test`
 # (scripts/rkprobes_lib/kselftest.py): runs upstream's ftracetest on its
 # kprobe cases, copied at test time from the pristine source into
-# /ftrace (ftracetest, test.d/functions, test.d/kprobe/*.tc). The modules in
+# /ftrace (ftracetest, test.d/functions, test.d/kprobe/*.tc), under busybox
+# sh or, where kselftest.py adds it, /bin/dash. The modules in
 # /lib/modules (the trace-printk sample, which kprobe_module.tc loads with
 # modprobe) are moved where modprobe looks for them. ftracetest writes its
 # logs to /tmp on the initramfs (a ramfs); its own output goes to the
@@ -16,6 +17,8 @@
 export PATH=/bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
+# ftracetest and its cases write to /dev/null: a real one, not a file they would create.
+mount -t devtmpfs devtmpfs /dev
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing
 mkdir -p /tmp
@@ -26,10 +29,15 @@ for ko in /lib/modules/*.ko; do
 done
 depmod
 logs=/tmp/ftracetest-logs
+# busybox sh, or the shell kselftest.py put at /bin/dash where busybox sh cannot run ftracetest
+# (setup.GUEST_SHELL says why).
+shell=sh
+[ -x /bin/dash ] && shell=/bin/dash
+echo "RKK-SHELL $shell"
 echo RKK-BEGIN
 cases=
 while read -r c; do cases="$cases /ftrace/test.d/kprobe/$c"; done < /ftrace/cases
-sh /ftrace/ftracetest --logdir "$logs" $cases
+$shell /ftrace/ftracetest --logdir "$logs" $cases
 echo "RKK-EXIT $?"
 for f in "$logs"/*-log.* "$logs"/ftracetest.log; do
 	[ -f "$f" ] || continue
