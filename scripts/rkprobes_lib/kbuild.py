@@ -32,6 +32,52 @@ def build_dir(arch, impl, config):
     return common.CACHE / "build" / f"{arch}-{impl}-{config}"
 
 
+# The x86 arch layer's directory: upstream's C objects, or the Rust arch layer's glue object.
+X86_KPROBES_DIR = "arch/x86/kernel/kprobes"
+X86_C_ARCH_OBJS = ("core.o", "opt.o", "ftrace.o")
+X86_RUST_ARCH_OBJ = "rust_glue.o"
+
+
+# What `rkprobes` leaves at the top of a build directory beside Kbuild's output (test initramfs images,
+# console logs, out-of-tree test modules, results): not copied into a seeded build directory.
+TEST_OUTPUTS = ("rkprobes-*", "*-initramfs", "*.cpio.gz", "*.log", "*.json", "*.txt", "kselftest-cases",
+                ".rkprobes-config")
+# What differs between implementations in a build: removed from a seeded copy, so Kbuild makes
+# them afresh and _check_impl never sees the other implementation's leftovers.
+IMPL_OBJECTS = ("kernel/kprobes.o", "kernel/.kprobes.o.cmd", "kernel/kprobes", X86_KPROBES_DIR)
+
+
+def _seed(arch, impl, config, bdir):
+    """Start a new build directory as a copy of a built one of the same arch and configuration
+    for another implementation, so the build is incremental: Kbuild's per-option dependencies
+    (include/config/) rebuild what the implementation switch touches, the Rust core or upstream's
+    kernel/kprobes.o, the Rust crates and what includes them, and not the rest of the kernel.
+    Returns the name of the directory copied, or None when there was none. Called under the
+    build lock, so the copied directory is not being built."""
+    if (bdir / ".config").exists():
+        return None
+    image = common.ARCHES[arch].image
+    for other in common.IMPLS:
+        src = build_dir(arch, other, config)
+        if other == impl or not (src / image).is_file() or not (src / ".rkprobes-config").is_file():
+            continue
+        tmp = bdir.with_name(bdir.name + ".seeding")
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(bdir, ignore_errors=True)
+        top = shutil.ignore_patterns(*TEST_OUTPUTS)
+        shutil.copytree(src, tmp, symlinks=True,
+                        ignore=lambda d, names: top(d, names) if os.path.samefile(d, src) else ())
+        for rel in IMPL_OBJECTS:
+            path = tmp / rel
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+        tmp.rename(bdir)
+        return src.name
+    return None
+
+
 def make_vars(arch):
     bindgen = setup.bindgen_path() or "bindgen"
     return [f"ARCH={common.ARCHES[arch].karch}", f"LLVM={common.LLVM_SUFFIX}",
@@ -138,6 +184,9 @@ def build(arch, impl, config, quiet_if_fresh=False):
     bdir = build_dir(arch, impl, config)
     with common.build_lock():
         tree.prepare()
+        seed = _seed(arch, impl, config, bdir)
+        if seed:
+            info(f"{bdir.name} starts as a copy of {seed}: the build is incremental")
         configure(arch, impl, config, bdir)
         cmd = ["make", "-C", str(common.TREE), f"O={bdir}"] + make_vars(arch) + [f"-j{os.cpu_count() or 2}"]
         cmd += _make_goals(arch, bdir)
@@ -155,12 +204,6 @@ def build(arch, impl, config, quiet_if_fresh=False):
     info(f"built {bdir.name} in {common.fmt_secs(secs)}: {image}")
     _check_impl(bdir, impl, arch)
     return bdir
-
-
-# The x86 arch layer's directory: upstream's C objects, or the Rust arch layer's glue object.
-X86_KPROBES_DIR = "arch/x86/kernel/kprobes"
-X86_C_ARCH_OBJS = ("core.o", "opt.o", "ftrace.o")
-X86_RUST_ARCH_OBJ = "rust_glue.o"
 
 
 def _archive_members(path):
