@@ -7,7 +7,8 @@ module and KALLSYMS_ALL) again with a busybox initramfs holding upstream's
 tools/testing/selftests/ftrace/ftracetest, test.d/functions and the cases
 of test.d/kprobe/, copied at test time from the pristine source, never kept
 in the repository. The initramfs's /init (tools/testing/rkprobes/kselftest/)
-runs `ftracetest --logdir /tmp/... test.d/kprobe` under busybox sh and prints
+runs `ftracetest --logdir /tmp/... test.d/kprobe` under busybox sh (under Debian's
+dash where setup.GUEST_SHELL says busybox sh cannot run it) and prints
 ftracetest's own output, its exit code and the logs of the cases that did
 not end as expected. Each case's result is parsed from ftracetest's
 "[n] <description>\\t[RESULT]" lines, n being the case's place in the list
