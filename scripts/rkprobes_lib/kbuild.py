@@ -66,7 +66,7 @@ def _seed(arch, impl, config, bdir):
         shutil.rmtree(bdir, ignore_errors=True)
         top = shutil.ignore_patterns(*TEST_OUTPUTS)
         shutil.copytree(src, tmp, symlinks=True,
-                        ignore=lambda d, names: top(d, names) if os.path.samefile(d, src) else ())
+                        ignore=lambda d, names: top(d, names) if d == os.fspath(src) else ())
         for rel in IMPL_OBJECTS:
             path = tmp / rel
             if path.is_dir() and not path.is_symlink():

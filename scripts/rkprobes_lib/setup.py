@@ -253,6 +253,26 @@ def _fetch_debs(arch, work, packages, what):
                   + "\nIs deb.debian.org reachable (apt-get update)? Then run scripts/rkprobes setup again.")
 
 
+def _unpack_debs(debs, work):
+    """`dpkg-deb -x` each of `debs` into `work`/root; returns that directory."""
+    root = work / "root"
+    for deb in debs:
+        r = subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise Failure(f"dpkg-deb -x {deb} failed: {r.stderr.strip()}; delete {work} and run "
+                          "scripts/rkprobes setup again")
+    return root
+
+
+def _drop_download(work):
+    """Remove a download's scratch directory, and the apt directory above it once empty."""
+    shutil.rmtree(work, ignore_errors=True)
+    try:
+        work.parent.rmdir()
+    except OSError:
+        pass  # another download is there
+
+
 def provision_busybox(arch):
     """Put Debian's static busybox for `arch` at initramfs.busybox_path(arch), unless it is there.
 
@@ -270,11 +290,7 @@ def provision_busybox(arch):
     info(f"downloading busybox-static:{debarch} from Debian for the {arch} guests")
     debs, suite = _fetch_debs(arch, work, ["busybox-static"], f"the static busybox of the {arch} guests")
     deb = debs["busybox-static"]
-    root = work / "root"
-    r = subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise Failure(f"dpkg-deb -x {deb} failed: {r.stderr.strip()}; delete {work} and run "
-                      "scripts/rkprobes setup again")
+    root = _unpack_debs([deb], work)
     found = [p for p in (root / "bin" / "busybox", root / "usr" / "bin" / "busybox") if p.is_file()]
     if not found:
         raise Failure(f"{deb.name} has no /bin/busybox nor /usr/bin/busybox; "
@@ -288,11 +304,7 @@ def provision_busybox(arch):
     tmp.chmod(0o755)
     tmp.rename(dest)
     (dest.parent / "SOURCE").write_text(f"{DEBIAN_ARCHIVE} {suite} main {deb.name}\n")
-    shutil.rmtree(work, ignore_errors=True)
-    try:
-        work.parent.rmdir()
-    except OSError:
-        pass  # another arch's download is there
+    _drop_download(work)
     info(f"{dest}: {deb.name} ({suite}); {_out(['file', '-b', str(dest)]).strip() or 'static ELF checked'}")
 
 
@@ -334,12 +346,7 @@ def provision_guest_shell(arch):
     work = initramfs.BUSYBOX_CACHE / "apt" / f"{arch}-shell"
     info(f"downloading dash:{debarch} and libc6:{debarch} from Debian for the {arch} guests' ftracetest")
     debs, suite = _fetch_debs(arch, work, ["dash", "libc6"], f"the shell the {arch} guests run ftracetest under")
-    root = work / "root"
-    for deb in debs.values():
-        r = subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], capture_output=True, text=True)
-        if r.returncode != 0:
-            raise Failure(f"dpkg-deb -x {deb} failed: {r.stderr.strip()}; delete {work} and run "
-                          "scripts/rkprobes setup again")
+    root = _unpack_debs(debs.values(), work)
     dash = next((p for p in (root / "usr" / "bin" / "dash", root / "bin" / "dash") if p.is_file()), None)
     libcs = sorted(root.glob("usr/lib/*-linux-gnu*/libc.so.6"))
     interp = initramfs.elf_interp(dash) if dash else None
@@ -362,11 +369,7 @@ def provision_guest_shell(arch):
     (tmp / "SOURCE").write_text("".join(f"{DEBIAN_ARCHIVE} {suite} main {d.name}\n" for d in debs.values()))
     shutil.rmtree(dest, ignore_errors=True)
     tmp.rename(dest)
-    shutil.rmtree(work, ignore_errors=True)
-    try:
-        work.parent.rmdir()
-    except OSError:
-        pass  # another download is there
+    _drop_download(work)
     info(f"{dest}: " + ", ".join(sorted(files)))
 
 
