@@ -46,11 +46,33 @@ pub mod insn_decoder_abi;
 
 /// The x86 kprobes decisions and emulators (`arch/x86/kernel/kprobes/`), pure functions the
 /// host workspace tests against upstream's C.
-#[cfg(CONFIG_KPROBES_RUST_ARCH)]
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_X86_64))]
 #[path = "../../arch/x86/kernel/kprobes/mod.rs"]
 pub mod x86;
 
 /// The native x86_64 arch layer on those decisions (`CONFIG_KPROBES_RUST_ARCH`).
-#[cfg(CONFIG_KPROBES_RUST_ARCH)]
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_X86_64))]
 #[path = "../../arch/x86/kernel/kprobes/native.rs"]
 pub mod x86_native;
+
+/// The arm64 kprobes decisions and simulators (`arch/arm64/kernel/probes/`), pure functions the
+/// host workspace tests against upstream's C.
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_ARM64))]
+#[path = "../../arch/arm64/kernel/probes/mod.rs"]
+pub mod arm64;
+
+/// The native arm64 arch layer on those decisions (`CONFIG_KPROBES_RUST_ARCH`).
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_ARM64))]
+#[path = "../../arch/arm64/kernel/probes/native.rs"]
+pub mod arm64_native;
+
+/// The riscv kprobes decisions and simulators (`arch/riscv/kernel/probes/`), pure functions the
+/// host workspace tests against upstream's C.
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_RISCV))]
+#[path = "../../arch/riscv/kernel/probes/mod.rs"]
+pub mod riscv;
+
+/// The native riscv arch layer on those decisions (`CONFIG_KPROBES_RUST_ARCH`).
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_RISCV))]
+#[path = "../../arch/riscv/kernel/probes/native.rs"]
+pub mod riscv_native;

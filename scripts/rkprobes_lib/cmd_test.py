@@ -6,7 +6,7 @@ upstream C arch) and rust-arch (Rust core and Rust arch layer, x86_64 only);
 without --impl, c and rust. On every arch it also runs our conformance suite
 on each implementation and diffs the transcript of each non-C one against
 C's (conformance.py), and upstream's ftrace kselftests of kprobes
-(kselftest.py); on x86_64 the x86 behaviour suite (x86suite.py).
+(kselftest.py); on x86_64 and arm64 the arch behaviour suite (archsuite.py).
 
 Every step runs even when an earlier one failed; the summary lists each step
 and the run ends with one line `N passed, N failed, N skipped`, counting
@@ -19,7 +19,7 @@ import os
 import re
 import subprocess
 
-from . import cmd_stress, common, conformance, kbuild, kselftest, nokprobe, qemu, setup, x86suite
+from . import archsuite, cmd_stress, common, conformance, kbuild, kselftest, nokprobe, qemu, setup
 from .common import Failure, banner, info
 
 # Suites of our own that the KUnit configuration builds, besides upstream's
@@ -275,9 +275,9 @@ def cmd_test(args):
         impls = common.default_impls()
     setup.ensure()
 
-    # --conformance, --kselftest, --x86suite: that one step alone.
+    # --conformance, --kselftest, --archsuite: that one step alone.
     only = [m for flag, m in ((args.conformance, conformance), (args.kselftest, kselftest),
-                              (args.x86suite, x86suite)) if flag]
+                              (args.archsuite, archsuite)) if flag]
     if only:
         for arch in arches:
             only[0].run_all(res, arch, [i for i in impls if not common.rust_unavailable_reason(arch, i)],
@@ -312,7 +312,7 @@ def cmd_test(args):
                     kunit(res, arch, impl, args.timeout, config="kunit-noftrace")
             booted = [i for i in impls if not common.rust_unavailable_reason(arch, i)]
             conformance.run_all(res, arch, booted, args.timeout)
-            x86suite.run_all(res, arch, booted, args.timeout)
+            archsuite.run_all(res, arch, booted, args.timeout)
             nokprobe.run_all(res, arch, booted, args.timeout)
             kselftest.run_all(res, arch, booted, args.timeout)
             stress_short(res, arch, booted, args.no_stress)

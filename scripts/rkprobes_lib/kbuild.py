@@ -32,10 +32,13 @@ def build_dir(arch, impl, config):
     return common.CACHE / "build" / f"{arch}-{impl}-{config}"
 
 
-# The x86 arch layer's directory: upstream's C objects, or the Rust arch layer's glue object.
-X86_KPROBES_DIR = "arch/x86/kernel/kprobes"
-X86_C_ARCH_OBJS = ("core.o", "opt.o", "ftrace.o")
-X86_RUST_ARCH_OBJ = "rust_glue.o"
+# Per arch with a Rust arch layer: the kprobes arch directory, upstream's C objects there that the
+# Rust arch layer replaces, and the Rust arch layer's glue object there.
+ARCH_LAYER = {
+    "x86_64": ("arch/x86/kernel/kprobes", ("core.o", "opt.o", "ftrace.o"), "rust_glue.o"),
+    "arm64": ("arch/arm64/kernel/probes", ("kprobes.o",), "rust_glue.o"),
+    "riscv": ("arch/riscv/kernel/probes", ("kprobes.o",), "rust_glue.o"),
+}
 
 
 # What `rkprobes` leaves at the top of a build directory beside Kbuild's output (test initramfs images,
@@ -44,7 +47,7 @@ TEST_OUTPUTS = ("rkprobes-*", "*-initramfs", "*.cpio.gz", "*.log", "*.json", "*.
                 ".rkprobes-config")
 # What differs between implementations in a build: removed from a seeded copy, so Kbuild makes
 # them afresh and _check_impl never sees the other implementation's leftovers.
-IMPL_OBJECTS = ("kernel/kprobes.o", "kernel/.kprobes.o.cmd", "kernel/kprobes", X86_KPROBES_DIR)
+IMPL_OBJECTS = ("kernel/kprobes.o", "kernel/.kprobes.o.cmd", "kernel/kprobes") + tuple(d for d, _, _ in ARCH_LAYER.values())
 
 
 def _seed(arch, impl, config, bdir):
@@ -222,25 +225,28 @@ def _archive_members(path):
     return {os.path.basename(ln.strip()) for ln in r.stdout.splitlines() if ln.strip()}
 
 
-def _arch_objects(bdir):
-    """Which of the x86 arch layer's objects the build holds: {name: built}, and how that was
-    decided. The directory's built-in.a says what was linked, whatever stale objects an earlier
-    configuration of the same build directory left beside it; without it, the files themselves."""
-    kdir = bdir / X86_KPROBES_DIR
-    names = X86_C_ARCH_OBJS + (X86_RUST_ARCH_OBJ,)
+def _arch_objects(bdir, arch):
+    """Which of the arch layer's objects the build holds: {name: built}, and how that was decided.
+    The directory's built-in.a says what was linked, whatever stale objects an earlier configuration
+    of the same build directory left beside it; without it, the files themselves."""
+    kdir_name, c_objs, rust_obj = ARCH_LAYER[arch]
+    kdir = bdir / kdir_name
+    names = c_objs + (rust_obj,)
     members = _archive_members(kdir / "built-in.a")
     if members is not None:
-        return {n: n in members for n in names}, f"members of {X86_KPROBES_DIR}/built-in.a"
-    return {n: (kdir / n).is_file() for n in names}, f"files in {X86_KPROBES_DIR}/"
+        return {n: n in members for n in names}, f"members of {kdir_name}/built-in.a"
+    return {n: (kdir / n).is_file() for n in names}, f"files in {kdir_name}/"
 
 
 def _check_impl(bdir, impl, arch="x86_64"):
     """Make sure the kernel holds the implementation asked for, never silently another one.
 
-    c: kernel/kprobes.o. rust: the Rust core's crate object and no kernel/kprobes.o, and on
-    x86_64 upstream's C arch layer (core.o in arch/x86/kernel/kprobes/built-in.a). rust-arch:
-    the same core, and in arch/x86/kernel/kprobes/ the Rust arch layer's glue object where
-    upstream's core.o, opt.o and ftrace.o are not built.
+    c: kernel/kprobes.o. rust: the Rust core's crate object and no kernel/kprobes.o, and on an
+    arch with a Rust arch layer upstream's C arch layer (x86_64: core.o in
+    arch/x86/kernel/kprobes/built-in.a; arm64, riscv: kprobes.o in
+    arch/<arch>/kernel/probes/built-in.a).
+    rust-arch: the same core, and in that directory the Rust arch layer's glue object where
+    upstream's C objects it replaces are not built.
     """
     c_obj = bdir / "kernel" / "kprobes.o"
     rust_obj = bdir / "kernel" / "kprobes" / "kprobes_rust.o"
@@ -249,16 +255,20 @@ def _check_impl(bdir, impl, arch="x86_64"):
     if impl in ("rust", "rust-arch") and (c_obj.is_file() or not rust_obj.is_file()):
         raise Failure(f"--impl {impl} built, but kernel/kprobes.o exists={c_obj.is_file()}, "
                       f"kernel/kprobes/kprobes_rust.o exists={rust_obj.is_file()}")
-    if impl == "rust" and arch == "x86_64":
-        have, how = _arch_objects(bdir)
-        if not have["core.o"]:
-            raise Failure(f"--impl rust built, but upstream's C arch layer is not: core.o is not among the "
+    if impl == "rust" and arch in ARCH_LAYER:
+        have, how = _arch_objects(bdir, arch)
+        c_objs = ARCH_LAYER[arch][1]
+        if not have[c_objs[0]]:
+            raise Failure(f"--impl rust built, but upstream's C arch layer is not: {c_objs[0]} is not among the "
                           f"{how} (a Rust arch layer build, CONFIG_{common.RUST_ARCH_KCONFIG}=y?)")
     if impl == "rust-arch":
-        have, how = _arch_objects(bdir)
-        wrong = [f"{n} built" for n in X86_C_ARCH_OBJS if have[n]]
-        if not have[X86_RUST_ARCH_OBJ]:
-            wrong.append(f"{X86_RUST_ARCH_OBJ} not built")
+        if arch not in ARCH_LAYER:
+            raise Failure(f"--impl rust-arch built for {arch}, which has no Rust arch layer")
+        have, how = _arch_objects(bdir, arch)
+        _, c_objs, glue = ARCH_LAYER[arch]
+        wrong = [f"{n} built" for n in c_objs if have[n]]
+        if not have[glue]:
+            wrong.append(f"{glue} not built")
         if wrong:
             raise Failure(f"--impl rust-arch built, but the arch layer is not the Rust one: "
                           f"{', '.join(wrong)} (judged by the {how})")

@@ -23,8 +23,11 @@ DIR = common.REPO / "tools" / "testing" / "rkprobes" / "nokprobe"
 INIT = DIR / "nokprobe-init.sh"
 MODULE = "rkprobes_nokprobe.ko"
 CHECK = common.REPO / "tools" / "testing" / "rkprobes" / "host" / "core" / "hitpath-check.py"
-# Modules, debugfs and an initramfs are in the x86_64 KUnit configuration only.
-ARCHES = ("x86_64",)
+# The arches whose KUnit kernels this check boots (modules, debugfs, an initramfs); the build-time
+# hit-path check covers the others. Not riscv: there every function of the core starts with an
+# ftrace site, which riscv 6.12 cannot probe, so every symbol is refused on every build (58/58 on
+# C, 216/216 on rust-arch, 2026-11-27) and the check could not fail.
+ARCHES = ("x86_64", "arm64")
 APPEND = "panic=-1 kunit.enable=0"
 EINVAL = -22
 # Names both cores define that one refuses and the other accepts, with the reason (for C
@@ -162,8 +165,8 @@ def run_all(res, arch, impls, timeout):
     """The check on `arch` for each of `impls`, then C against each other one."""
     if arch not in ARCHES:
         res.add(f"probe every core symbol {arch}", skipped=1,
-                note=f"runs on {', '.join(ARCHES)} only (the KUnit kernels of the other arches have no "
-                "modules); the build-time hit-path check covers them")
+                note=f"runs on {', '.join(ARCHES)} only (riscv refuses every function entry of the core, an "
+                "ftrace site; the others' kernels are not booted for it); the build-time hit-path check covers them")
         return
     runs = {}
     for impl in impls:

@@ -30,6 +30,9 @@ pub mod carch;
 pub mod debugfs;
 mod disarm_batch;
 pub mod exports;
+#[cfg(CONFIG_KPROBES_RUST_ARCH)]
+#[macro_use]
+pub(crate) mod hitcpu;
 #[cfg(CONFIG_KPROBES_ON_FTRACE)]
 mod ftrace_batch;
 mod helpers;

@@ -1241,5 +1241,13 @@ pub(crate) fn c_in_kretprobe_blacklist(addr: usize) -> bool {
 }
 
 /// The arch of this build: the native Rust x86_64 arch layer.
-#[cfg(CONFIG_KPROBES_RUST_ARCH)]
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_X86_64))]
 pub type SelectedArch = crate::x86_native::X86;
+
+/// The arch of this build: the native Rust arm64 arch layer.
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_ARM64))]
+pub type SelectedArch = crate::arm64_native::Arm64;
+
+/// The arch of this build: the native Rust riscv arch layer.
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_RISCV))]
+pub type SelectedArch = crate::riscv_native::Riscv;

@@ -9,6 +9,10 @@
 //! loads advance the frame's own PC by 4, as upstream does. The literal loads read through
 //! [`Memory`]; a read that faults leaves the frame untouched and returns the [`Fault`]
 //! (upstream's `READ_ONCE()` would take the fault in the kernel).
+//!
+//! Every function is `#[inline(always)]`: in the kernel the simulators run in the probe-hit
+//! path, inside the arch layer's unprobeable handlers, and must not leave an out-of-line copy
+//! in probeable text.
 
 use super::decode::Simulator;
 
@@ -105,6 +109,7 @@ impl PtRegs {
 }
 
 /// `pt_regs_read_reg()` (`get_x_reg()`): register `n`, where 31 is XZR and reads 0.
+#[inline(always)]
 fn get_x_reg<R: Regs + ?Sized>(regs: &R, n: u32) -> u64 {
     if n < 31 {
         regs.x(n)
@@ -114,11 +119,13 @@ fn get_x_reg<R: Regs + ?Sized>(regs: &R, n: u32) -> u64 {
 }
 
 /// `get_w_reg()`: the low 32 bits of register `n` (31 reads 0).
+#[inline(always)]
 fn get_w_reg<R: Regs + ?Sized>(regs: &R, n: u32) -> u32 {
     get_x_reg(regs, n) as u32
 }
 
 /// `pt_regs_write_reg()` (`set_x_reg()`): writes register `n`; a write to 31 (XZR) is dropped.
+#[inline(always)]
 fn set_x_reg<R: Regs + ?Sized>(regs: &mut R, n: u32, val: u64) {
     if n < 31 {
         regs.set_x(n, val);
@@ -126,33 +133,39 @@ fn set_x_reg<R: Regs + ?Sized>(regs: &mut R, n: u32, val: u64) {
 }
 
 /// `set_w_reg()`: writes the low 32 bits of `val`, zero-extended, to register `n`.
+#[inline(always)]
 fn set_w_reg<R: Regs + ?Sized>(regs: &mut R, n: u32, val: u64) {
     set_x_reg(regs, n, u64::from(val as u32));
 }
 
 /// `sign_extend32(value, index)`: `value` sign-extended from bit `index` (0..=31).
+#[inline(always)]
 const fn sign_extend32(value: u32, index: u32) -> i32 {
     let shift = 31 - (index & 31);
     ((value << shift) as i32) >> shift
 }
 
 /// `bbl_displacement()`: the 26-bit word offset of b/bl, in bytes.
+#[inline(always)]
 const fn bbl_displacement(insn: u32) -> i32 {
     sign_extend32((insn & 0x3ff_ffff) << 2, 27)
 }
 
 /// `bcond_displacement()`, `cbz_displacement()` and `ldr_displacement()`: the 19-bit word
 /// offset at bits 23:5, in bytes.
+#[inline(always)]
 const fn imm19_displacement(insn: u32) -> i32 {
     sign_extend32(((insn >> 5) & 0x7_ffff) << 2, 20)
 }
 
 /// `tbz_displacement()`: the 14-bit word offset at bits 18:5, in bytes.
+#[inline(always)]
 const fn tbz_displacement(insn: u32) -> i32 {
     sign_extend32(((insn >> 5) & 0x3fff) << 2, 15)
 }
 
 /// `addr + disp` with C's `long + int` (wrapping).
+#[inline(always)]
 const fn offset(addr: u64, disp: i32) -> u64 {
     addr.wrapping_add(disp as i64 as u64)
 }
@@ -160,6 +173,7 @@ const fn offset(addr: u64, disp: i32) -> u64 {
 /// `aarch32_opcode_cond_checks[cond](pstate)`: whether condition `cond` (its low four bits)
 /// holds for the NZCV flags of `pstate` (`__check_eq()` .. `__check_al()`). 0b1111 ("nv")
 /// behaves as "al".
+#[inline(always)]
 pub const fn condition_holds(cond: u32, pstate: u64) -> bool {
     let n = pstate & PSR_N_BIT != 0;
     let z = pstate & PSR_Z_BIT != 0;
@@ -186,6 +200,7 @@ pub const fn condition_holds(cond: u32, pstate: u64) -> bool {
 
 /// `simulate_adr_adrp()`: `Xd = addr + imm21` (adr) or `Xd = (addr & ~0xfff) + (imm21 <<
 /// 12)` (adrp); the PC advances by 4.
+#[inline(always)]
 pub fn simulate_adr_adrp<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) {
     let xn = opcode & 0x1f;
     let raw = ((opcode >> 3) & 0x1f_fffc) | ((opcode >> 29) & 0x3);
@@ -203,6 +218,7 @@ pub fn simulate_adr_adrp<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R)
 
 /// `simulate_b_bl()`: branch to `addr + imm26 * 4`; bl (bit 31) also sets x30 to
 /// `addr + 4`.
+#[inline(always)]
 pub fn simulate_b_bl<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) {
     let disp = bbl_displacement(opcode);
     if opcode & (1 << 31) != 0 {
@@ -213,6 +229,7 @@ pub fn simulate_b_bl<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) {
 
 /// `simulate_b_cond()`: branch to `addr + imm19 * 4` if the condition in bits 3:0 holds for
 /// the low 32 bits of PSTATE, else to `addr + 4`.
+#[inline(always)]
 pub fn simulate_b_cond<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) {
     let disp = if condition_holds(opcode & 0xf, regs.pstate() & 0xffff_ffff) {
         imm19_displacement(opcode)
@@ -224,6 +241,7 @@ pub fn simulate_b_cond<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) {
 
 /// `simulate_br_blr_ret()`: branch to Xn (bits 9:5); blr (bits 22:21 = 01) also sets x30 to
 /// `addr + 4`, after reading Xn (so `blr x30` branches to the old x30).
+#[inline(always)]
 pub fn simulate_br_blr_ret<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) {
     let xn = (opcode >> 5) & 0x1f;
     let target = get_x_reg(regs, xn);
@@ -234,6 +252,7 @@ pub fn simulate_br_blr_ret<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut 
 }
 
 /// `check_cbz()` / `check_cbnz()`: whether Xt (bit 31 set) or Wt is zero.
+#[inline(always)]
 fn reg_is_zero<R: Regs + ?Sized>(opcode: u32, regs: &R) -> bool {
     let xn = opcode & 0x1f;
     if opcode & (1 << 31) != 0 {
@@ -245,6 +264,7 @@ fn reg_is_zero<R: Regs + ?Sized>(opcode: u32, regs: &R) -> bool {
 
 /// `simulate_cbz_cbnz()`: branch to `addr + imm19 * 4` if Xt/Wt is zero (cbz) or non-zero
 /// (cbnz, bit 24), else to `addr + 4`.
+#[inline(always)]
 pub fn simulate_cbz_cbnz<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) {
     let zero = reg_is_zero(opcode, regs);
     let taken = if opcode & (1 << 24) != 0 { !zero } else { zero };
@@ -253,6 +273,7 @@ pub fn simulate_cbz_cbnz<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R)
 }
 
 /// `check_tbz()` / `check_tbnz()`: bit `b5:b40` of Xt.
+#[inline(always)]
 fn test_bit<R: Regs + ?Sized>(opcode: u32, regs: &R) -> bool {
     let xn = opcode & 0x1f;
     let bit_pos = ((opcode & (1 << 31)) >> 26) | ((opcode >> 19) & 0x1f);
@@ -261,6 +282,7 @@ fn test_bit<R: Regs + ?Sized>(opcode: u32, regs: &R) -> bool {
 
 /// `simulate_tbz_tbnz()`: branch to `addr + imm14 * 4` if the tested bit is zero (tbz) or
 /// one (tbnz, bit 24), else to `addr + 4`.
+#[inline(always)]
 pub fn simulate_tbz_tbnz<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) {
     let set = test_bit(opcode, regs);
     let taken = if opcode & (1 << 24) != 0 { set } else { !set };
@@ -270,6 +292,7 @@ pub fn simulate_tbz_tbnz<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R)
 
 /// `simulate_ldr_literal()`: Xt (bit 30) or Wt, zero-extended, from `addr + imm19 * 4`; the
 /// PC advances by 4. On a fault nothing changes.
+#[inline(always)]
 pub fn simulate_ldr_literal<R: Regs + ?Sized, M: Memory + ?Sized>(
     opcode: u32,
     addr: u64,
@@ -292,6 +315,7 @@ pub fn simulate_ldr_literal<R: Regs + ?Sized, M: Memory + ?Sized>(
 
 /// `simulate_ldrsw_literal()`: Xt from the 32-bit word at `addr + imm19 * 4`,
 /// sign-extended; the PC advances by 4. On a fault nothing changes.
+#[inline(always)]
 pub fn simulate_ldrsw_literal<R: Regs + ?Sized, M: Memory + ?Sized>(
     opcode: u32,
     addr: u64,
@@ -309,6 +333,7 @@ pub fn simulate_ldrsw_literal<R: Regs + ?Sized, M: Memory + ?Sized>(
 
 /// `p->ainsn.api.handler((u32)p->opcode, (long)p->addr, regs)` (`arch_simulate_insn()`):
 /// runs `simulator`.
+#[inline(always)]
 pub fn simulate<R: Regs + ?Sized, M: Memory + ?Sized>(
     simulator: Simulator,
     opcode: u32,

@@ -11,6 +11,10 @@
 //! C.JR/C.JALR with rs1 = x0 (which the decoder never hands over). Upstream's
 //! `arch_simulate_insn()` ignores the result, so at a probe hit such a reserved branch leaves
 //! the PC on the probe (mirrored here, not corrected).
+//!
+//! Every function is `#[inline(always)]`: in the kernel the simulators run in the probe-hit
+//! path, inside the arch layer's unprobeable handlers, and must not leave an out-of-line copy
+//! in probeable text.
 
 use super::decode::Simulator;
 
@@ -84,6 +88,7 @@ impl PtRegs {
 }
 
 /// `rv_insn_reg_get_val()`: x0 reads 0, x1..x31 read the frame, anything else fails.
+#[inline(always)]
 fn reg_get<R: Regs + ?Sized>(regs: &R, index: u32) -> Option<u64> {
     match index {
         0 => Some(0),
@@ -94,6 +99,7 @@ fn reg_get<R: Regs + ?Sized>(regs: &R, index: u32) -> Option<u64> {
 
 /// `rv_insn_reg_set_val()`: a write to x0 is dropped, x1..x31 are written, anything else
 /// fails.
+#[inline(always)]
 fn reg_set<R: Regs + ?Sized>(regs: &mut R, index: u32, val: u64) -> bool {
     match index {
         0 => true,
@@ -106,18 +112,21 @@ fn reg_set<R: Regs + ?Sized>(regs: &mut R, index: u32, val: u64) -> bool {
 }
 
 /// `sign_extend32(value, index)`: `value` sign-extended from bit `index` (0..=31).
+#[inline(always)]
 const fn sign_extend32(value: u32, index: u32) -> i32 {
     let shift = 31 - (index & 31);
     ((value << shift) as i32) >> shift
 }
 
 /// `addr + disp` with C's `unsigned long + s32` (wrapping).
+#[inline(always)]
 const fn offset(addr: u64, disp: i32) -> u64 {
     addr.wrapping_add(disp as i64 as u64)
 }
 
 /// `simulate_jal()`: `rd = addr + 4` (dropped for rd = x0), then jump to `addr + imm20`
 /// (J-type immediate `imm[20|10:1|11|19:12]`, in multiples of 2).
+#[inline(always)]
 pub fn simulate_jal<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) -> bool {
     let index = (opcode >> 7) & 0x1f;
     if !reg_set(regs, index, addr.wrapping_add(4)) {
@@ -133,6 +142,7 @@ pub fn simulate_jal<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) -> b
 
 /// `simulate_jalr()`: reads rs1 first, then `rd = addr + 4` (dropped for rd = x0), then jumps
 /// to `(rs1 + imm12) & ~1` (so `jalr ra, 0(ra)` jumps to the old `ra`).
+#[inline(always)]
 pub fn simulate_jalr<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) -> bool {
     let imm = (opcode >> 20) & 0xfff;
     let rd = (opcode >> 7) & 0x1f;
@@ -149,6 +159,7 @@ pub fn simulate_jalr<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) -> 
 
 /// `simulate_auipc()`: `rd = addr + sign_extend64(imm[31:12] << 12, 31)` (dropped for
 /// rd = x0), then the PC moves to `addr + 4`.
+#[inline(always)]
 pub fn simulate_auipc<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) -> bool {
     let rd = (opcode >> 7) & 0x1f;
     let imm = ((opcode >> 12) & 0xf_ffff) << 12;
@@ -164,6 +175,7 @@ pub fn simulate_auipc<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) ->
 /// rs2 and go to `addr + imm12` (B-type immediate `imm[12|10:5]`, `imm[4:1|11]`) if the
 /// condition holds, else to `addr + 4`. The reserved `funct3` 010 and 011 return `false` with
 /// the frame untouched.
+#[inline(always)]
 pub fn simulate_branch<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) -> bool {
     let (Some(rs1), Some(rs2)) = (
         reg_get(regs, (opcode >> 15) & 0x1f),
@@ -191,6 +203,7 @@ pub fn simulate_branch<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) -
 
 /// `simulate_c_j()`: jump to `addr + imm11` (CJ-type immediate
 /// `offset[11|4|9:8|10|6|7|3:1|5]`).
+#[inline(always)]
 pub fn simulate_c_j<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) -> bool {
     let imm = (((opcode >> 3) & 0x7) << 1)
         | (((opcode >> 11) & 0x1) << 4)
@@ -206,6 +219,7 @@ pub fn simulate_c_j<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) -> b
 
 /// `simulate_c_jr_jalr()`: jump to rs1 (bits 11:7), read before C.JALR sets `ra` to
 /// `addr + 2` (so `c.jalr ra` jumps to the old `ra`); rs1 = x0 returns `false`.
+#[inline(always)]
 fn simulate_c_jr_jalr<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R, jalr: bool) -> bool {
     let rs1 = (opcode >> 7) & 0x1f;
     if rs1 == 0 {
@@ -222,11 +236,13 @@ fn simulate_c_jr_jalr<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R, ja
 }
 
 /// `simulate_c_jr()`: jump to rs1.
+#[inline(always)]
 pub fn simulate_c_jr<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) -> bool {
     simulate_c_jr_jalr(opcode, addr, regs, false)
 }
 
 /// `simulate_c_jalr()`: jump to rs1, `ra = addr + 2`.
+#[inline(always)]
 pub fn simulate_c_jalr<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) -> bool {
     simulate_c_jr_jalr(opcode, addr, regs, true)
 }
@@ -234,6 +250,7 @@ pub fn simulate_c_jalr<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) -
 /// `simulate_c_bnez_beqz()`: go to `addr + imm8` (CB-type immediate
 /// `offset[8|4:3]`, `offset[7:6|2:1|5]`) if rs1' (x8..x15, bits 9:7) is non-zero (C.BNEZ) or
 /// zero (C.BEQZ), else to `addr + 2`.
+#[inline(always)]
 fn simulate_c_bnez_beqz<R: Regs + ?Sized>(
     opcode: u32,
     addr: u64,
@@ -259,11 +276,13 @@ fn simulate_c_bnez_beqz<R: Regs + ?Sized>(
 }
 
 /// `simulate_c_bnez()`: branch if rs1' is non-zero.
+#[inline(always)]
 pub fn simulate_c_bnez<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) -> bool {
     simulate_c_bnez_beqz(opcode, addr, regs, true)
 }
 
 /// `simulate_c_beqz()`: branch if rs1' is zero.
+#[inline(always)]
 pub fn simulate_c_beqz<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) -> bool {
     simulate_c_bnez_beqz(opcode, addr, regs, false)
 }
@@ -271,6 +290,7 @@ pub fn simulate_c_beqz<R: Regs + ?Sized>(opcode: u32, addr: u64, regs: &mut R) -
 /// `p->ainsn.api.handler((u32)p->opcode, (unsigned long)p->addr, regs)`
 /// (`arch_simulate_insn()`): runs `simulator` and returns its result (which upstream
 /// ignores).
+#[inline(always)]
 pub fn simulate<R: Regs + ?Sized>(
     simulator: Simulator,
     opcode: u32,

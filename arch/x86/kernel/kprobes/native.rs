@@ -29,6 +29,7 @@ use kernel::percpu::this_cpu_ptr;
 
 use crate::arch::ArchHooks;
 use crate::errno::{Errno, Result};
+use crate::glue::hitcpu::CpuState;
 use crate::glue::platform::{c_in_kretprobe_blacklist, c_init_kretprobe_blacklist};
 use crate::glue::platform::{c_init_optinsn_slots, Kernel, Kp, KERNEL};
 use crate::hit::{self, HitArch, Skip};
@@ -821,29 +822,9 @@ mod opt {
     }
 }
 
-/// This CPU's kprobe state: `kprobe_ctlblk` and `current_kprobe`.
-///
-/// # Invariants
-///
-/// Both pointers are this CPU's instances, and the CPU does not change while the value lives
-/// (preemption is off in every context that builds one). Only this CPU touches them, from one
-/// handler at a time: no reference to them is formed, every access is a raw place access.
+/// This CPU's kprobe state (`kprobe_ctlblk` and `current_kprobe`), for the state machine.
 struct Cpu {
-    kcb: *mut bindings::kprobe_ctlblk,
-    current: *mut *mut bindings::kprobe,
-}
-
-/// Reads or writes field `$f` of this CPU's `kprobe_ctlblk`.
-macro_rules! kcb {
-    ($cpu:ident . $($f:ident).+) => {
-        // SAFETY: this CPU's control block, a raw place access (invariant of `Cpu`).
-        unsafe { (*$cpu.kcb).$($f).+ }
-    };
-    ($cpu:ident . $($f:ident).+ = $v:expr) => {{
-        let v = $v;
-        // SAFETY: as above.
-        unsafe { (*$cpu.kcb).$($f).+ = v }
-    }};
+    state: CpuState<bindings::kprobe_ctlblk>,
 }
 
 impl Cpu {
@@ -854,12 +835,14 @@ impl Cpu {
     /// Preemption is disabled until the value is dropped.
     #[inline(always)]
     unsafe fn this() -> Self {
-        // INVARIANT: this CPU's instances; the caller keeps preemption off.
-        // SAFETY: both are DEFINE_PER_CPU variables; the caller keeps preemption off.
+        // SAFETY: both are DEFINE_PER_CPU variables, this CPU's instances while the caller
+        // keeps preemption off (`# Safety`).
         unsafe {
             Cpu {
-                kcb: this_cpu_ptr(addr_of_mut!(bindings::kprobe_ctlblk)),
-                current: this_cpu_ptr(addr_of_mut!(bindings::current_kprobe)),
+                state: CpuState::new(
+                    this_cpu_ptr(addr_of_mut!(bindings::kprobe_ctlblk)),
+                    this_cpu_ptr(addr_of_mut!(bindings::current_kprobe)),
+                ),
             }
         }
     }
@@ -870,18 +853,8 @@ impl HitArch for Cpu {
     type Regs = TrapRegs;
     const REENTER_WHILE_STEPPING: bool = true;
 
-    #[inline(always)]
-    fn current(&self) -> Option<Kp> {
-        // SAFETY: this CPU's `current_kprobe` (invariant).
-        let p = unsafe { ptr::read_volatile(self.current) };
-        // SAFETY: a current probe is live until it stops being current.
-        NonNull::new(p).map(|p| unsafe { Kp::from_raw(p) })
-    }
-    #[inline(always)]
-    fn set_current(&self, p: Option<Kp>) {
-        // SAFETY: as above.
-        unsafe { ptr::write_volatile(self.current, p.map_or(ptr::null_mut(), Kp::as_ptr)) };
-    }
+    hit_arch_common!();
+
     #[inline(always)]
     fn set_current_kprobe(&self, p: Kp, regs: TrapRegs) {
         self.set_current(Some(p));
@@ -911,25 +884,7 @@ impl HitArch for Cpu {
         kcb!(self.kprobe_status = kcb!(self.prev_kprobe.status));
         kcb!(self.kprobe_old_flags = kcb!(self.prev_kprobe.old_flags));
         kcb!(self.kprobe_saved_flags = kcb!(self.prev_kprobe.saved_flags));
-        // SAFETY: as for `current`.
-        unsafe { ptr::write_volatile(self.current, prev) };
-    }
-    #[inline(always)]
-    fn inc_nmissed(&self, p: Kp) {
-        // kprobes_inc_nmissed_count(): an aggregate counts the miss in each of its probes.
-        table::kprobes_inc_nmissed_count(&KERNEL, p);
-    }
-    #[inline(always)]
-    fn disabled(&self, p: Kp) -> bool {
-        KERNEL.flags(p) & KPROBE_FLAG_DISABLED != 0
-    }
-    #[inline(always)]
-    fn call_pre_handler(&self, p: Kp, regs: TrapRegs) -> bool {
-        KERNEL.call_pre_handler(p, regs.as_ptr()) != 0
-    }
-    #[inline(always)]
-    fn call_post_handler(&self, p: Kp, regs: TrapRegs) {
-        KERNEL.call_post_handler(p, regs.as_ptr(), 0);
+        self.state.set_current_raw(prev);
     }
     #[inline(always)]
     fn skip_step(&self, p: Kp, regs: TrapRegs, _reenter: bool) -> Skip {

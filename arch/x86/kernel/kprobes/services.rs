@@ -141,49 +141,7 @@ pub(crate) mod tables {
     }
 }
 
-/// The instruction-slot caches of the core (`get_insn_slot()`, `get_optinsn_slot()` and their
-/// `free_*`), whose pages come from [`alloc_rox_page`].
-pub(crate) mod slots {
-    use crate::glue::insn_slot::{insn_slots, Cache};
-    use crate::insn_slot::{free_insn_slot, get_insn_slot};
-    use core::ptr;
-
-    fn get_from(c: &Cache) -> *mut u8 {
-        get_insn_slot(c).map_or(ptr::null_mut(), |s| s as *mut u8)
-    }
-
-    /// A slot of the kprobe cache, or NULL.
-    pub(crate) fn get() -> *mut u8 {
-        get_from(insn_slots())
-    }
-    /// Returns `slot` to the kprobe cache, `dirty` if a CPU may still run it.
-    ///
-    /// # Safety
-    ///
-    /// `slot` came from [`get`] and is no longer used.
-    pub(crate) unsafe fn free(slot: *mut u8, dirty: bool) {
-        // A slot no page holds, or a double free, WARNs (through the cache's `Report`).
-        let _ = free_insn_slot(insn_slots(), slot as usize, dirty);
-    }
-    /// A slot of the optprobe cache, or NULL.
-    #[cfg(CONFIG_OPTPROBES)]
-    pub(crate) fn get_opt() -> *mut u8 {
-        get_from(crate::glue::insn_slot::optinsn_slots())
-    }
-    /// Returns `slot` to the optprobe cache, `dirty` if a CPU may still run it.
-    ///
-    /// # Safety
-    ///
-    /// `slot` came from [`get_opt`] and is no longer used.
-    #[cfg(CONFIG_OPTPROBES)]
-    pub(crate) unsafe fn free_opt(slot: *mut u8, dirty: bool) {
-        let _ = free_insn_slot(
-            crate::glue::insn_slot::optinsn_slots(),
-            slot as usize,
-            dirty,
-        );
-    }
-}
+pub(crate) use crate::glue::insn_slot::slots;
 
 /// A page for instruction slots from execmem's kprobes range, made read-only and executable
 /// (`execmem_alloc(EXECMEM_KPROBES, PAGE_SIZE)` then `set_memory_rox()`), or NULL.

@@ -20,8 +20,9 @@ other relocation in a function's code that names a function (its address taken, 
 passed on); indirect calls through data (handlers of the probes) lead out of the core.
 
 With --symbols, also writes every function symbol the objects define (llvm-nm), one per line
-as `<name> <hit|->`, `hit` for those reachable from a probe hit: the list the in-guest check
-(tools/testing/rkprobes/nokprobe/) tries to probe.
+as `<name> <hit|->`, `hit` for those reachable from a probe hit (but the EXCEPTIONS below,
+probeable on both cores): the list the in-guest check (tools/testing/rkprobes/nokprobe/) tries
+to probe.
 """
 
 import argparse
@@ -54,6 +55,21 @@ ROOTS_X86_ARCH = ("kprobe_int3_handler", "kprobe_fault_handler")
 ROOTS_X86_OPTPROBES = ("optimized_callback",)
 ROOTS_X86_FTRACE = ("kprobe_ftrace_handler",)
 ROOT_PATTERN_X86_ARCH = re.compile(r"kprobe_emulate_")
+# With the Rust arm64 arch layer: the BRK handlers (called by call_el1_break_hook()), the fault
+# handler, arch_prepare_kretprobe (called by the kretprobe pre-handler), upstream's __kprobes
+# functions of arch/arm64/kernel/probes/kprobes.c, and the simulators, which the hit path reaches
+# through `p->ainsn.api.handler` (Rust names, matched).
+ROOTS_ARM64_ARCH = ("kprobe_brk_handler", "kprobe_ss_brk_handler", "kprobe_fault_handler")
+ROOTS_ARM64_KRETPROBES = ("kretprobe_brk_handler", "arch_prepare_kretprobe")
+ROOT_PATTERN_ARM64_ARCH = re.compile(r"rkp_arm64_simulate_")
+# With the Rust riscv arch layer: the handlers handle_break() and the fault path call, and the
+# simulators, reached through `p->ainsn.api.handler`.
+ROOTS_RISCV_ARCH = ("kprobe_breakpoint_handler", "kprobe_single_step_handler", "kprobe_fault_handler")
+ROOT_PATTERN_RISCV_ARCH = re.compile(r"rkp_riscv_simulate_")
+# The Rust arch layer's C glue object, per arch.
+ARCH_GLUE = {"CONFIG_X86_64": "arch/x86/kernel/kprobes/rust_glue.o",
+             "CONFIG_ARM64": "arch/arm64/kernel/probes/rust_glue.o",
+             "CONFIG_RISCV": "arch/riscv/kernel/probes/rust_glue.o"}
 
 # Reachable functions left probeable on purpose, each with the reason; the same on both cores.
 EXCEPTIONS = {
@@ -194,8 +210,12 @@ def core_objects(bdir):
                  bdir / "kernel/kprobes/kprobes_rust.o")
     rust = [crate, bdir / "kernel/kprobes/kprobes_helpers.o"]
     c = [bdir / "kernel/kprobes.o"]
-    if all(p.is_file() for p in rust) and "CONFIG_KPROBES_RUST_ARCH" in config(bdir):
-        return "rust-arch", rust + [bdir / "arch/x86/kernel/kprobes/rust_glue.o"]
+    cfg = config(bdir)
+    if all(p.is_file() for p in rust) and "CONFIG_KPROBES_RUST_ARCH" in cfg:
+        glue = next((g for c, g in ARCH_GLUE.items() if c in cfg), None)
+        if glue is None:
+            sys.exit(f"hitpath-check: {bdir} has the Rust arch layer on an arch this check does not know")
+        return "rust-arch", rust + [bdir / glue]
     if all(p.is_file() for p in rust):
         return "rust", rust
     if all(p.is_file() for p in c):
@@ -220,7 +240,19 @@ def main():
     if "CONFIG_KRETPROBES" in cfg:
         required += ROOTS_KRETPROBES
         required += ROOTS_RETHOOK if "CONFIG_KRETPROBE_ON_RETHOOK" in cfg else ROOTS_OBJPOOL
-    if impl == "rust-arch":
+    if impl == "rust-arch" and ("CONFIG_ARM64" in cfg or "CONFIG_RISCV" in cfg):
+        arm64 = "CONFIG_ARM64" in cfg
+        required += ROOTS_ARM64_ARCH if arm64 else ROOTS_RISCV_ARCH
+        if arm64 and "CONFIG_KRETPROBES" in cfg:
+            required += ROOTS_ARM64_KRETPROBES
+        pattern = ROOT_PATTERN_ARM64_ARCH if arm64 else ROOT_PATTERN_RISCV_ARCH
+        simulators = sorted({f for o in objs for f in o.funcs if pattern.search(f)})
+        if not simulators:
+            print(f"hit-path check: FAIL: no {pattern.pattern}* function in the Rust arch layer",
+                  file=sys.stderr)
+            return 1
+        required += simulators
+    elif impl == "rust-arch":
         required += ROOTS_X86_ARCH
         if "CONFIG_OPTPROBES" in cfg:
             required += ROOTS_X86_OPTPROBES
@@ -299,11 +331,14 @@ def main():
                 name = parts[2]
                 if name.startswith(("__pfx_", "__cfi_", ".L")):
                     continue
-                lines.append(f"{name} {'hit' if name in reachable else '-'}")
+                # The listed exceptions are probeable on both cores: not expected to be refused.
+                lines.append(f"{name} {'hit' if name in reachable and name not in EXCEPTIONS else '-'}")
         args.symbols.write_text("\n".join(sorted(set(lines))) + "\n")
 
     nfun = sum(len(o.funcs) for o in objs)
-    what = {"c": "C core", "rust": "rust core", "rust-arch": "rust core and x86 arch"}[impl]
+    what = {"c": "C core", "rust": "rust core",
+            "rust-arch": "rust core and {} arch".format(
+                next((a for c, a in (("CONFIG_ARM64", "arm64"), ("CONFIG_RISCV", "riscv")) if c in cfg), "x86"))}[impl]
     summary = (f"hit-path check ({what}, {bdir.name}): {len(roots)} entry points, "
                f"{len(reachable)} reachable functions of {nfun} in "
                f"{', '.join(p.name for p in paths)}")

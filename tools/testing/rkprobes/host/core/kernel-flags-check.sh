@@ -63,16 +63,25 @@ if grep -q 'pub struct kprobe {' rust/bindings/bindings_generated.rs 2>/dev/null
 	echo "#[path = \"$src/glue/mod.rs\"]" >> "$tmp/glue.rs"
 	echo '#[macro_use]' >> "$tmp/glue.rs"
 	echo 'pub mod glue;' >> "$tmp/glue.rs"
-	# With the Rust x86 arch layer the glue names it: mount it as the crate root does.
+	# With a Rust arch layer the glue names it: mount it as the crate root does.
+	mods=
 	if grep -q 'CONFIG_KPROBES_RUST_ARCH' include/generated/rustc_cfg; then
-		x86=$(cd "$src/../../arch/x86" && pwd)
-		for m in "lib/insn_decoder/mod.rs insn_decoder" \
-			 "kernel/kprobes/mod.rs x86" "kernel/kprobes/native.rs x86_native"; do
-			set -- $m
-			echo "#[path = \"$x86/$1\"]" >> "$tmp/glue.rs"
-			echo "pub mod $2;" >> "$tmp/glue.rs"
-		done
+		if grep -qx -- '--cfg=CONFIG_ARM64' include/generated/rustc_cfg; then
+			arch=$(cd "$src/../../arch/arm64" && pwd)
+			mods="kernel/probes/mod.rs:arm64 kernel/probes/native.rs:arm64_native"
+		elif grep -qx -- '--cfg=CONFIG_RISCV' include/generated/rustc_cfg; then
+			arch=$(cd "$src/../../arch/riscv" && pwd)
+			mods="kernel/probes/mod.rs:riscv kernel/probes/native.rs:riscv_native"
+		else
+			arch=$(cd "$src/../../arch/x86" && pwd)
+			mods="lib/insn_decoder/mod.rs:insn_decoder kernel/kprobes/mod.rs:x86"
+			mods="$mods kernel/kprobes/native.rs:x86_native"
+		fi
 	fi
+	for m in $mods; do
+		echo "#[path = \"$arch/${m%%:*}\"]" >> "$tmp/glue.rs"
+		echo "pub mod ${m##*:};" >> "$tmp/glue.rs"
+	done
 	check glue --extern kernel --extern ffi --crate-name rkprobes_glue_check "$tmp/glue.rs"
 	echo "kernel-flags check (glue): OK"
 else

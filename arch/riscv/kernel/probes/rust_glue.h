@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What rust_glue.c gives native.rs, which gets these prototypes from
+ * bindgen (patch 0002 shows it this header), and the kernel interfaces
+ * native.rs calls directly.
+ */
+#ifndef __RISCV_KERNEL_PROBES_RUST_GLUE_H
+#define __RISCV_KERNEL_PROBES_RUST_GLUE_H
+
+#include <linux/kprobes.h>
+#include <asm/extable.h>
+#include <asm/patch.h>
+
+void rkp_riscv_this_cpu(struct kprobe_ctlblk **kcb, struct kprobe ***cur);
+void rkp_riscv_irqentry_text(unsigned long *start, unsigned long *end);
+void __noreturn rkp_riscv_unrecoverable(struct kprobe *p);
+void rkp_riscv_warn_bad_status(void);
+void rkp_riscv_warn_fault_status(void);
+
+#endif /* __RISCV_KERNEL_PROBES_RUST_GLUE_H */

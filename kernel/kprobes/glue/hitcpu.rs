@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the native arch layers' [`HitArch`](crate::hit::HitArch) implementations share: this
+//! CPU's `current_kprobe` and `kprobe_ctlblk` (each arch's own struct), and the `HitArch`
+//! methods that are the same on every arch ([`hit_arch_common!`]).
+//!
+//! Constraints: used only in the probe-hit path, with preemption off on one CPU; everything is
+//! `#[inline(always)]`, so it compiles into the arch's unprobeable entry points.
+
+use core::ptr::{self, NonNull};
+
+use kernel::bindings;
+
+use super::platform::Kp;
+
+/// This CPU's kprobe state: the arch's `struct kprobe_ctlblk` (`K`) and `current_kprobe`.
+///
+/// # Invariants
+///
+/// Both pointers are this CPU's instances, and the CPU does not change while the value lives
+/// (every context that builds one runs with preemption off). Only this CPU touches them, from
+/// one handler at a time: no reference to them is formed, every access is a raw place access.
+pub(crate) struct CpuState<K> {
+    kcb: *mut K,
+    current: *mut *mut bindings::kprobe,
+}
+
+impl<K> CpuState<K> {
+    /// The state behind this CPU's instances `kcb` and `current`.
+    ///
+    /// # Safety
+    ///
+    /// `kcb` and `current` are this CPU's `kprobe_ctlblk` and `current_kprobe`, and preemption
+    /// is disabled until the value is dropped.
+    #[inline(always)]
+    pub(crate) unsafe fn new(kcb: *mut K, current: *mut *mut bindings::kprobe) -> Self {
+        // INVARIANT: by the caller's contract.
+        Self { kcb, current }
+    }
+
+    /// This CPU's control block, for raw place accesses ([`kcb!`]).
+    #[inline(always)]
+    pub(crate) fn kcb(&self) -> *mut K {
+        self.kcb
+    }
+
+    /// `kprobe_running()`.
+    #[inline(always)]
+    pub(crate) fn current(&self) -> Option<Kp> {
+        // SAFETY: this CPU's `current_kprobe` (invariant).
+        let p = unsafe { ptr::read_volatile(self.current) };
+        // SAFETY: a current probe is live until it stops being current.
+        NonNull::new(p).map(|p| unsafe { Kp::from_raw(p) })
+    }
+
+    /// `__this_cpu_write(current_kprobe, p)`, NULL for `None`.
+    #[inline(always)]
+    pub(crate) fn set_current(&self, p: Option<Kp>) {
+        self.set_current_raw(p.map_or(ptr::null_mut(), Kp::as_ptr));
+    }
+
+    /// `__this_cpu_write(current_kprobe, p)` of a saved `prev_kprobe.kp`.
+    #[inline(always)]
+    pub(crate) fn set_current_raw(&self, p: *mut bindings::kprobe) {
+        // SAFETY: this CPU's `current_kprobe` (invariant).
+        unsafe { ptr::write_volatile(self.current, p) };
+    }
+}
+
+/// Reads (`kcb!(cpu.field)`) or writes (`kcb!(cpu.field = v)`) a field of the control block of
+/// `cpu`, whose `state` is a [`CpuState`].
+macro_rules! kcb {
+    ($cpu:ident . $($f:ident).+) => {
+        // SAFETY: this CPU's control block, a raw place access (invariant of `CpuState`).
+        unsafe { (*$cpu.state.kcb()).$($f).+ }
+    };
+    ($cpu:ident . $($f:ident).+ = $v:expr) => {{
+        let v = $v;
+        // SAFETY: as above.
+        unsafe { (*$cpu.state.kcb()).$($f).+ = v }
+    }};
+}
+
+/// The methods of `HitArch` that are the same on every arch, for an `impl HitArch` whose
+/// `Self` has a `state: CpuState<_>` field, `Probe = Kp` and `Regs` with `as_ptr()`.
+macro_rules! hit_arch_common {
+    () => {
+        #[inline(always)]
+        fn current(&self) -> Option<Kp> {
+            self.state.current()
+        }
+        #[inline(always)]
+        fn set_current(&self, p: Option<Kp>) {
+            self.state.set_current(p);
+        }
+        #[inline(always)]
+        fn inc_nmissed(&self, p: Kp) {
+            // kprobes_inc_nmissed_count(): an aggregate counts the miss in each of its probes.
+            $crate::table::kprobes_inc_nmissed_count(&KERNEL, p);
+        }
+        #[inline(always)]
+        fn disabled(&self, p: Kp) -> bool {
+            KERNEL.flags(p) & $crate::store::KPROBE_FLAG_DISABLED != 0
+        }
+        #[inline(always)]
+        fn call_pre_handler(&self, p: Kp, regs: Self::Regs) -> bool {
+            KERNEL.call_pre_handler(p, regs.as_ptr()) != 0
+        }
+        #[inline(always)]
+        fn call_post_handler(&self, p: Kp, regs: Self::Regs) {
+            KERNEL.call_post_handler(p, regs.as_ptr(), 0);
+        }
+    };
+}
