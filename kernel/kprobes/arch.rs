@@ -8,7 +8,8 @@
 //! it acts on: [`ArchHooks<S>`] is implemented by an arch type over any [`Storage`] `S`, and the
 //! storage names its arch in [`Arch::Hooks`]. Required hooks are C's required `arch_*` hooks;
 //! defaulted ones are C's `__weak` defaults and header no-op macros, so an arch overrides exactly
-//! what it overrides in C. In the kernel the arch is either `CArch`, the bridge calling
+//! what it overrides in C, and the optprobe hooks, which an arch without optprobes (no
+//! `CONFIG_OPTPROBES` in C) leaves alone. In the kernel the arch is either `CArch`, the bridge calling
 //! upstream's C arch code, or a native Rust arch (`CONFIG_KPROBES_RUST_ARCH`); the host tests use
 //! a simulated one. Locking contract (`UPSTREAM-CONTRACT.md` 7.4.12): prepare, arm and disarm
 //! run under `text_mutex` and `cpus_read_lock`; the optprobe hooks also under `kprobe_mutex`.
@@ -60,22 +61,32 @@ pub trait ArchHooks<S: Storage> {
     /// `arch_init_kprobes()`: may itself register probes.
     fn init_kprobes(s: &S) -> Result;
 
+    // The optprobe hooks: the core calls them only when `OPTPROBES` is true, so an arch without
+    // optprobes (C: the hooks do not exist without CONFIG_OPTPROBES) keeps these defaults, which
+    // say "nothing is optimized".
+
     /// `arch_prepared_optinsn(&op->optinsn)`: a detour buffer is ready.
-    fn prepared_optinsn(s: &S, ap: S::Probe) -> bool;
+    fn prepared_optinsn(_s: &S, _ap: S::Probe) -> bool {
+        false
+    }
     /// `arch_check_optimized_kprobe(op)`: no other probe inside the jump range.
-    fn check_optimized_kprobe(s: &S, ap: S::Probe) -> Result;
+    fn check_optimized_kprobe(_s: &S, _ap: S::Probe) -> Result {
+        Err(Errno::EINVAL)
+    }
     /// `arch_prepare_optimized_kprobe(op, orig)`: build the detour (result is ignored, as in C).
-    fn prepare_optimized_kprobe(s: &S, ap: S::Probe, orig: S::Probe);
+    fn prepare_optimized_kprobe(_s: &S, _ap: S::Probe, _orig: S::Probe) {}
     /// `arch_remove_optimized_kprobe(op)`: free the detour buffer.
-    fn remove_optimized_kprobe(s: &S, ap: S::Probe);
+    fn remove_optimized_kprobe(_s: &S, _ap: S::Probe) {}
     /// `arch_optimize_kprobes(&optimizing_list)`: install jumps, taking entries off the queue.
-    fn optimize_kprobes(s: &S);
+    fn optimize_kprobes(_s: &S) {}
     /// `arch_unoptimize_kprobes(&unoptimizing_list, &freeing_list)`: remove jumps, move entries.
-    fn unoptimize_kprobes(s: &S);
+    fn unoptimize_kprobes(_s: &S) {}
     /// `arch_unoptimize_kprobe(op)`: remove one jump now.
-    fn unoptimize_kprobe(s: &S, ap: S::Probe);
+    fn unoptimize_kprobe(_s: &S, _ap: S::Probe) {}
     /// `arch_within_optimized_kprobe(op, addr)`: `addr` lies under the jump of `ap`.
-    fn within_optimized_kprobe(s: &S, ap: S::Probe, addr: usize) -> bool;
+    fn within_optimized_kprobe(_s: &S, _ap: S::Probe, _addr: usize) -> bool {
+        false
+    }
 
     /// `arch_prepare_kprobe_ftrace()`; the header stub returns -EINVAL.
     fn prepare_kprobe_ftrace(_s: &S, _p: S::Probe) -> Result {

@@ -84,33 +84,21 @@ impl ArchHooks<Kernel> for CArch {
         let prepared = unsafe { arch_prepared_optinsn(optinsn) } != 0;
         prepared
     }
-    #[cfg(not(CONFIG_OPTPROBES))]
-    fn prepared_optinsn(_s: &Kernel, _ap: Kp) -> bool {
-        false
-    }
     #[cfg(CONFIG_OPTPROBES)]
     fn check_optimized_kprobe(_s: &Kernel, ap: Kp) -> Result {
         // SAFETY: `ap` is an optimized_kprobe; kprobe_mutex held.
         from_c_ret(unsafe { bindings::arch_check_optimized_kprobe(to_op(ap)) })
-    }
-    #[cfg(not(CONFIG_OPTPROBES))]
-    fn check_optimized_kprobe(_s: &Kernel, _ap: Kp) -> Result {
-        Err(crate::errno::Errno::EINVAL)
     }
     #[cfg(CONFIG_OPTPROBES)]
     fn prepare_optimized_kprobe(_s: &Kernel, ap: Kp, orig: Kp) {
         // SAFETY: as above; text locks held.
         unsafe { bindings::arch_prepare_optimized_kprobe(to_op(ap), orig.as_ptr()) };
     }
-    #[cfg(not(CONFIG_OPTPROBES))]
-    fn prepare_optimized_kprobe(_s: &Kernel, _ap: Kp, _orig: Kp) {}
     #[cfg(CONFIG_OPTPROBES)]
     fn remove_optimized_kprobe(_s: &Kernel, ap: Kp) {
         // SAFETY: `ap` is an optimized_kprobe.
         unsafe { bindings::arch_remove_optimized_kprobe(to_op(ap)) };
     }
-    #[cfg(not(CONFIG_OPTPROBES))]
-    fn remove_optimized_kprobe(_s: &Kernel, _ap: Kp) {}
     fn optimize_kprobes(_s: &Kernel) {
         #[cfg(CONFIG_OPTPROBES)]
         // SAFETY: kprobe_mutex, cpus_read_lock and text_mutex held by the optimizer.
@@ -130,16 +118,10 @@ impl ArchHooks<Kernel> for CArch {
         // SAFETY: `ap` is an optimized_kprobe; text locks held.
         unsafe { bindings::arch_unoptimize_kprobe(to_op(ap)) };
     }
-    #[cfg(not(CONFIG_OPTPROBES))]
-    fn unoptimize_kprobe(_s: &Kernel, _ap: Kp) {}
     #[cfg(CONFIG_OPTPROBES)]
     fn within_optimized_kprobe(_s: &Kernel, ap: Kp, addr: usize) -> bool {
         // SAFETY: `ap` is an optimized_kprobe; the arch only compares addresses.
         unsafe { bindings::arch_within_optimized_kprobe(to_op(ap), addr as *mut _) != 0 }
-    }
-    #[cfg(not(CONFIG_OPTPROBES))]
-    fn within_optimized_kprobe(_s: &Kernel, _ap: Kp, _addr: usize) -> bool {
-        false
     }
 
     #[cfg(CONFIG_KPROBES_ON_FTRACE)]

@@ -498,21 +498,6 @@ impl ArchHooks<Kernel> for Arm64 {
     fn in_kretprobe_blacklist(_s: &Kernel, addr: usize) -> bool {
         c_in_kretprobe_blacklist(addr)
     }
-
-    fn prepared_optinsn(_s: &Kernel, _ap: Kp) -> bool {
-        false
-    }
-    fn check_optimized_kprobe(_s: &Kernel, _ap: Kp) -> Result {
-        Err(Errno::EINVAL)
-    }
-    fn prepare_optimized_kprobe(_s: &Kernel, _ap: Kp, _orig: Kp) {}
-    fn remove_optimized_kprobe(_s: &Kernel, _ap: Kp) {}
-    fn optimize_kprobes(_s: &Kernel) {}
-    fn unoptimize_kprobes(_s: &Kernel) {}
-    fn unoptimize_kprobe(_s: &Kernel, _ap: Kp) {}
-    fn within_optimized_kprobe(_s: &Kernel, _ap: Kp, _addr: usize) -> bool {
-        false
-    }
 }
 
 /// This CPU's kprobe state (`kprobe_ctlblk` and `current_kprobe`), for the state machine.

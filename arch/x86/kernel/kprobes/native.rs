@@ -611,10 +611,6 @@ impl ArchHooks<Kernel> for X86 {
         // SAFETY: `ap` is an optimized_kprobe; `size` is written under kprobe_mutex, held.
         unsafe { (*op_of(ap)).optinsn.size != 0 }
     }
-    #[cfg(not(CONFIG_OPTPROBES))]
-    fn prepared_optinsn(_s: &Kernel, _ap: Kp) -> bool {
-        false
-    }
 
     #[cfg(CONFIG_OPTPROBES)]
     fn check_optimized_kprobe(s: &Kernel, ap: Kp) -> Result {
@@ -623,24 +619,16 @@ impl ArchHooks<Kernel> for X86 {
         dec::check_optimized_kprobe(&Text::new(), s.addr(ap) as u64, size)
             .map_err(|e| Errno::from_neg(e).unwrap_or(Errno::EINVAL))
     }
-    #[cfg(not(CONFIG_OPTPROBES))]
-    fn check_optimized_kprobe(_s: &Kernel, _ap: Kp) -> Result {
-        Err(Errno::EINVAL)
-    }
 
     #[cfg(CONFIG_OPTPROBES)]
     fn prepare_optimized_kprobe(s: &Kernel, ap: Kp, _orig: Kp) {
         opt::prepare(s, ap);
     }
-    #[cfg(not(CONFIG_OPTPROBES))]
-    fn prepare_optimized_kprobe(_s: &Kernel, _ap: Kp, _orig: Kp) {}
 
     #[cfg(CONFIG_OPTPROBES)]
     fn remove_optimized_kprobe(_s: &Kernel, ap: Kp) {
         opt::remove(ap, true);
     }
-    #[cfg(not(CONFIG_OPTPROBES))]
-    fn remove_optimized_kprobe(_s: &Kernel, _ap: Kp) {}
 
     fn optimize_kprobes(s: &Kernel) {
         #[cfg(CONFIG_OPTPROBES)]
@@ -666,8 +654,6 @@ impl ArchHooks<Kernel> for X86 {
     fn unoptimize_kprobe(s: &Kernel, ap: Kp) {
         opt::remove_jump(s, ap);
     }
-    #[cfg(not(CONFIG_OPTPROBES))]
-    fn unoptimize_kprobe(_s: &Kernel, _ap: Kp) {}
 
     #[cfg(CONFIG_OPTPROBES)]
     fn within_optimized_kprobe(s: &Kernel, ap: Kp, addr: usize) -> bool {
@@ -675,10 +661,6 @@ impl ArchHooks<Kernel> for X86 {
         let size = unsafe { (*op_of(ap)).optinsn.size };
         let start = s.addr(ap);
         start <= addr && addr < start.wrapping_add(size)
-    }
-    #[cfg(not(CONFIG_OPTPROBES))]
-    fn within_optimized_kprobe(_s: &Kernel, _ap: Kp, _addr: usize) -> bool {
-        false
     }
 }
 
