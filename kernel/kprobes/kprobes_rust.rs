@@ -76,3 +76,14 @@ pub mod riscv;
 #[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_RISCV))]
 #[path = "../../arch/riscv/kernel/probes/native.rs"]
 pub mod riscv_native;
+
+/// The loongarch kprobes decisions and simulators (`arch/loongarch/kernel/probes/`), pure
+/// functions the host workspace tests against upstream's C.
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_LOONGARCH))]
+#[path = "../../arch/loongarch/kernel/probes/mod.rs"]
+pub mod loongarch;
+
+/// The native loongarch arch layer on those decisions (`CONFIG_KPROBES_RUST_ARCH`).
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_LOONGARCH))]
+#[path = "../../arch/loongarch/kernel/probes/native.rs"]
+pub mod loongarch_native;

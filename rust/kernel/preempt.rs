@@ -339,6 +339,8 @@ mod imp {
 /// # Safety
 ///
 /// Balanced by exactly one [`enable_notrace_raw`] in the same context.
+// Only the inline recursion guard of `crate::ftrace` needs it.
+#[cfg(all(CONFIG_X86_64, CONFIG_SMP, not(CONFIG_FTRACE_VALIDATE_RCU_IS_WATCHING)))]
 #[inline(always)]
 pub(crate) unsafe fn disable_notrace_raw() {
     // SAFETY: the caller balances it.
@@ -350,6 +352,8 @@ pub(crate) unsafe fn disable_notrace_raw() {
 /// # Safety
 ///
 /// Balances one [`disable_notrace_raw`] of the same context.
+// Only the inline recursion guard of `crate::ftrace` needs it.
+#[cfg(all(CONFIG_X86_64, CONFIG_SMP, not(CONFIG_FTRACE_VALIDATE_RCU_IS_WATCHING)))]
 #[inline(always)]
 pub(crate) unsafe fn enable_notrace_raw() {
     // SAFETY: the caller's contract.

@@ -32,7 +32,7 @@ IMPL_DESCRIPTIONS = {
 # How check lines and notes name an implementation beside C.
 IMPL_LABELS = {"c": "C", "rust": "Rust", "rust-arch": "rust-arch"}
 # The arches with a Rust arch layer (CONFIG_KPROBES_RUST_ARCH): the only ones --impl rust-arch builds on.
-RUST_ARCH_ARCHES = ("x86_64", "arm64", "riscv")
+RUST_ARCH_ARCHES = ("x86_64", "arm64", "riscv", "loongarch")
 # The Kconfig symbol that selects the Rust arch layer; rust-arch is buildable once the tree defines it.
 RUST_ARCH_KCONFIG = "KPROBES_RUST_ARCH"
 # Build configurations: a fragment under tools/testing/rkprobes/configs/ each, or a variant below.

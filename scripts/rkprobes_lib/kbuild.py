@@ -38,6 +38,8 @@ ARCH_LAYER = {
     "x86_64": ("arch/x86/kernel/kprobes", ("core.o", "opt.o", "ftrace.o"), "rust_glue.o"),
     "arm64": ("arch/arm64/kernel/probes", ("kprobes.o",), "rust_glue.o"),
     "riscv": ("arch/riscv/kernel/probes", ("kprobes.o",), "rust_glue.o"),
+    # loongarch's kprobes.c is in arch/loongarch/kernel, whose Makefile builds probes/rust_glue.o.
+    "loongarch": ("arch/loongarch/kernel", ("kprobes.o",), "rust_glue.o"),
 }
 
 
@@ -47,7 +49,12 @@ TEST_OUTPUTS = ("rkprobes-*", "*-initramfs", "*.cpio.gz", "*.log", "*.json", "*.
                 ".rkprobes-config")
 # What differs between implementations in a build: removed from a seeded copy, so Kbuild makes
 # them afresh and _check_impl never sees the other implementation's leftovers.
-IMPL_OBJECTS = ("kernel/kprobes.o", "kernel/.kprobes.o.cmd", "kernel/kprobes") + tuple(d for d, _, _ in ARCH_LAYER.values())
+# The arch layer's part: its directory, or where that is all of arch/<arch>/kernel (loongarch) the
+# directory's archive and the objects of either layer.
+IMPL_OBJECTS = ("kernel/kprobes.o", "kernel/.kprobes.o.cmd", "kernel/kprobes") + tuple(
+    p for a, (d, _, _) in ARCH_LAYER.items()
+    for p in ((f"{d}/built-in.a", f"{d}/kprobes.o", f"{d}/.kprobes.o.cmd", f"{d}/probes")
+              if a == "loongarch" else (d,)))
 
 
 def _seed(arch, impl, config, bdir):
@@ -244,7 +251,7 @@ def _check_impl(bdir, impl, arch="x86_64"):
     c: kernel/kprobes.o. rust: the Rust core's crate object and no kernel/kprobes.o, and on an
     arch with a Rust arch layer upstream's C arch layer (x86_64: core.o in
     arch/x86/kernel/kprobes/built-in.a; arm64, riscv: kprobes.o in
-    arch/<arch>/kernel/probes/built-in.a).
+    arch/<arch>/kernel/probes/built-in.a; loongarch: kprobes.o in arch/loongarch/kernel/built-in.a).
     rust-arch: the same core, and in that directory the Rust arch layer's glue object where
     upstream's C objects it replaces are not built.
     """

@@ -29,8 +29,11 @@ pub(super) use kernel::bindings::rkp_set_current_kprobe;
 #[cfg(all(CONFIG_KRETPROBE_ON_RETHOOK, not(any(not(CONFIG_SMP), CONFIG_X86_64))))]
 pub(super) use kernel::bindings::rkp_set_kprobe_status;
 
-// Not an empty macro on every arch (see `CArch::flush_insn_slot`).
-#[cfg(not(any(CONFIG_X86, CONFIG_ARM64, CONFIG_RISCV, CONFIG_PPC, CONFIG_S390)))]
+// Not an empty macro on every arch (see `CArch::flush_insn_slot`; a Rust arch has its own).
+#[cfg(all(
+    not(CONFIG_KPROBES_RUST_ARCH),
+    not(any(CONFIG_X86, CONFIG_ARM64, CONFIG_RISCV, CONFIG_PPC, CONFIG_S390))
+))]
 pub(super) use kernel::bindings::rkp_flush_insn_slot;
 
 // <linux/jump_label.h> declares these only with CONFIG_JUMP_LABEL (no-op inlines otherwise).

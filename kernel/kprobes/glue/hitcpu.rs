@@ -112,3 +112,38 @@ macro_rules! hit_arch_common {
         }
     };
 }
+
+/// The methods of `HitArch` on the control block that arm64, riscv and loongarch share: their
+/// `kprobe_ctlblk` holds `kprobe_status` and `prev_kprobe { kp, status }`, and each field named
+/// in the call (arm64: `saved_irqflag`) is saved to and restored from the `prev_kprobe` field of
+/// the same name. Making a probe current saves nothing else on these arches.
+macro_rules! hit_arch_kcb {
+    ($($saved:ident),*) => {
+        #[inline(always)]
+        fn set_current_kprobe(&self, p: Kp, _regs: Self::Regs) {
+            self.set_current(Some(p));
+        }
+        #[inline(always)]
+        fn status(&self) -> u32 {
+            kcb!(self.kprobe_status)
+        }
+        #[inline(always)]
+        fn set_status(&self, status: u32) {
+            kcb!(self.kprobe_status = status);
+        }
+        #[inline(always)]
+        fn save_previous(&self) {
+            let cur = self.current().map_or(core::ptr::null_mut(), Kp::as_ptr);
+            kcb!(self.prev_kprobe.kp = cur);
+            kcb!(self.prev_kprobe.status = kcb!(self.kprobe_status));
+            $(kcb!(self.prev_kprobe.$saved = kcb!(self.$saved));)*
+        }
+        #[inline(always)]
+        fn restore_previous(&self) {
+            let prev = kcb!(self.prev_kprobe.kp);
+            self.state.set_current_raw(prev);
+            kcb!(self.kprobe_status = kcb!(self.prev_kprobe.status));
+            $(kcb!(self.$saved = kcb!(self.prev_kprobe.$saved));)*
+        }
+    };
+}

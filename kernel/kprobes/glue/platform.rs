@@ -1251,3 +1251,7 @@ pub type SelectedArch = crate::arm64_native::Arm64;
 /// The arch of this build: the native Rust riscv arch layer.
 #[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_RISCV))]
 pub type SelectedArch = crate::riscv_native::Riscv;
+
+/// The arch of this build: the native Rust loongarch arch layer.
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_LOONGARCH))]
+pub type SelectedArch = crate::loongarch_native::Loongarch;

@@ -541,32 +541,8 @@ impl HitArch for Cpu {
 
     hit_arch_common!();
 
-    #[inline(always)]
-    fn set_current_kprobe(&self, p: Kp, _regs: TrapRegs) {
-        self.set_current(Some(p));
-    }
-    #[inline(always)]
-    fn status(&self) -> u32 {
-        kcb!(self.kprobe_status)
-    }
-    #[inline(always)]
-    fn set_status(&self, status: u32) {
-        kcb!(self.kprobe_status = status);
-    }
-    #[inline(always)]
-    fn save_previous(&self) {
-        let cur = self.current().map_or(ptr::null_mut(), Kp::as_ptr);
-        kcb!(self.prev_kprobe.kp = cur);
-        kcb!(self.prev_kprobe.status = kcb!(self.kprobe_status));
-        kcb!(self.prev_kprobe.saved_irqflag = kcb!(self.saved_irqflag));
-    }
-    #[inline(always)]
-    fn restore_previous(&self) {
-        let prev = kcb!(self.prev_kprobe.kp);
-        self.state.set_current_raw(prev);
-        kcb!(self.kprobe_status = kcb!(self.prev_kprobe.status));
-        kcb!(self.saved_irqflag = kcb!(self.prev_kprobe.saved_irqflag));
-    }
+    hit_arch_kcb!(saved_irqflag);
+
     #[inline(always)]
     fn skip_step(&self, _p: Kp, _regs: TrapRegs, _reenter: bool) -> Skip {
         Skip::No

@@ -7,7 +7,8 @@
 //! loongarch_instruction` (one module per `struct reg*_format`, one function per bit field,
 //! with the layout of the little-endian bit fields: the first field is the lowest), and the
 //! predicates `is_pc_ins()`, `is_branch_ins()` and `is_break_ins()`. The values are those of
-//! the LoongArch Reference Manual, volume 1, as upstream spells them.
+//! the LoongArch Reference Manual, volume 1, as upstream spells them. Every function is
+//! `#[inline(always)]`: the simulators use them in the probe-hit path.
 
 /// `break_op` (`enum reg0i15_op`).
 pub const BREAK_OP: u32 = 0x54;
@@ -74,6 +75,7 @@ pub const AMSWAPW_OP: u32 = 0x70c0;
 pub const AMMINDBDU_OP: u32 = 0x70e3;
 
 /// Bits `shift..shift + width` of `word` (`width` below 32).
+#[inline(always)]
 const fn field(word: u32, shift: u32, width: u32) -> u32 {
     (word >> (shift & 31)) & ((1 << (width & 31)) - 1)
 }
@@ -81,10 +83,12 @@ const fn field(word: u32, shift: u32, width: u32) -> u32 {
 /// `struct reg0i15_format`: `immediate:15`, `opcode:17`.
 pub mod reg0i15 {
     /// `reg0i15_format.immediate`.
+    #[inline(always)]
     pub const fn immediate(word: u32) -> u32 {
         super::field(word, 0, 15)
     }
     /// `reg0i15_format.opcode`.
+    #[inline(always)]
     pub const fn opcode(word: u32) -> u32 {
         word >> 15
     }
@@ -93,14 +97,17 @@ pub mod reg0i15 {
 /// `struct reg0i26_format`: `immediate_h:10`, `immediate_l:16`, `opcode:6`.
 pub mod reg0i26 {
     /// `reg0i26_format.immediate_h`.
+    #[inline(always)]
     pub const fn immediate_h(word: u32) -> u32 {
         super::field(word, 0, 10)
     }
     /// `reg0i26_format.immediate_l`.
+    #[inline(always)]
     pub const fn immediate_l(word: u32) -> u32 {
         super::field(word, 10, 16)
     }
     /// `reg0i26_format.opcode`.
+    #[inline(always)]
     pub const fn opcode(word: u32) -> u32 {
         word >> 26
     }
@@ -109,14 +116,17 @@ pub mod reg0i26 {
 /// `struct reg1i20_format`: `rd:5`, `immediate:20`, `opcode:7`.
 pub mod reg1i20 {
     /// `reg1i20_format.rd`.
+    #[inline(always)]
     pub const fn rd(word: u32) -> u32 {
         super::field(word, 0, 5)
     }
     /// `reg1i20_format.immediate`.
+    #[inline(always)]
     pub const fn immediate(word: u32) -> u32 {
         super::field(word, 5, 20)
     }
     /// `reg1i20_format.opcode`.
+    #[inline(always)]
     pub const fn opcode(word: u32) -> u32 {
         word >> 25
     }
@@ -125,18 +135,22 @@ pub mod reg1i20 {
 /// `struct reg1i21_format`: `immediate_h:5`, `rj:5`, `immediate_l:16`, `opcode:6`.
 pub mod reg1i21 {
     /// `reg1i21_format.immediate_h`.
+    #[inline(always)]
     pub const fn immediate_h(word: u32) -> u32 {
         super::field(word, 0, 5)
     }
     /// `reg1i21_format.rj`.
+    #[inline(always)]
     pub const fn rj(word: u32) -> u32 {
         super::field(word, 5, 5)
     }
     /// `reg1i21_format.immediate_l`.
+    #[inline(always)]
     pub const fn immediate_l(word: u32) -> u32 {
         super::field(word, 10, 16)
     }
     /// `reg1i21_format.opcode`.
+    #[inline(always)]
     pub const fn opcode(word: u32) -> u32 {
         word >> 26
     }
@@ -145,6 +159,7 @@ pub mod reg1i21 {
 /// `struct reg2_format`: `rd:5`, `rj:5`, `opcode:22`.
 pub mod reg2 {
     /// `reg2_format.opcode`.
+    #[inline(always)]
     pub const fn opcode(word: u32) -> u32 {
         word >> 10
     }
@@ -153,6 +168,7 @@ pub mod reg2 {
 /// `struct reg2i14_format`: `rd:5`, `rj:5`, `immediate:14`, `opcode:8`.
 pub mod reg2i14 {
     /// `reg2i14_format.opcode`.
+    #[inline(always)]
     pub const fn opcode(word: u32) -> u32 {
         word >> 24
     }
@@ -161,18 +177,22 @@ pub mod reg2i14 {
 /// `struct reg2i16_format`: `rd:5`, `rj:5`, `immediate:16`, `opcode:6`.
 pub mod reg2i16 {
     /// `reg2i16_format.rd`.
+    #[inline(always)]
     pub const fn rd(word: u32) -> u32 {
         super::field(word, 0, 5)
     }
     /// `reg2i16_format.rj`.
+    #[inline(always)]
     pub const fn rj(word: u32) -> u32 {
         super::field(word, 5, 5)
     }
     /// `reg2i16_format.immediate`.
+    #[inline(always)]
     pub const fn immediate(word: u32) -> u32 {
         super::field(word, 10, 16)
     }
     /// `reg2i16_format.opcode`.
+    #[inline(always)]
     pub const fn opcode(word: u32) -> u32 {
         word >> 26
     }
@@ -181,18 +201,21 @@ pub mod reg2i16 {
 /// `struct reg3_format`: `rd:5`, `rj:5`, `rk:5`, `opcode:17`.
 pub mod reg3 {
     /// `reg3_format.opcode`.
+    #[inline(always)]
     pub const fn opcode(word: u32) -> u32 {
         word >> 15
     }
 }
 
 /// `is_break_ins()`: a `break` instruction, whatever its code.
+#[inline(always)]
 pub const fn is_break_ins(word: u32) -> bool {
     reg0i15::opcode(word) == BREAK_OP
 }
 
 /// `is_pc_ins()`: a PC-relative address computation, `pcaddi`, `pcalau12i`, `pcaddu12i` or
 /// `pcaddu18i` (a `reg1i20_format` opcode from `pcaddi_op` to `pcaddu18i_op`).
+#[inline(always)]
 pub const fn is_pc_ins(word: u32) -> bool {
     let op = reg1i20::opcode(word);
     op >= PCADDI_OP && op <= PCADDU18I_OP
@@ -201,6 +224,7 @@ pub const fn is_pc_ins(word: u32) -> bool {
 /// `is_branch_ins()`: a branch, a `reg1i21_format` opcode from `beqz_op` to `bgeu_op`:
 /// `beqz`, `bnez`, `bceqz`/`bcnez`, `jirl`, `b`, `bl`, `beq`, `bne`, `blt`, `bge`, `bltu`,
 /// `bgeu`.
+#[inline(always)]
 pub const fn is_branch_ins(word: u32) -> bool {
     let op = reg1i21::opcode(word);
     op >= BEQZ_OP && op <= BGEU_OP

@@ -13,6 +13,9 @@
 //! The immediates are widened as upstream's `unsigned int` expressions are: a field is shifted
 //! in 32 bits (`imm << 2`, `(imm_h << 16 | imm_l) << 2`, `imm << 12`, `imm << 18`), then
 //! zero-extended to 64 bits and sign-extended from the given bit by [`sign_extend64`].
+//!
+//! Every function is `#[inline(always)]`: in the kernel the simulators run in the probe-hit
+//! path and compile into its unprobeable (`.kprobes.text`) entry points.
 
 use super::decode::Simulator;
 use super::insn::{self, reg0i26, reg1i20, reg1i21, reg2i16};
@@ -92,12 +95,14 @@ pub enum SimuError {
 
 /// `sign_extend64(value, index)` (`include/linux/bitops.h`): `value` sign-extended from bit
 /// `index` (0..=63; larger values are taken modulo 64).
+#[inline(always)]
 pub const fn sign_extend64(value: u64, index: u32) -> i64 {
     let shift = 63u32.wrapping_sub(index) & 63;
     ((value << shift) as i64) >> shift
 }
 
 /// `pc + sign_extend64(value, index)`, in `unsigned long` arithmetic.
+#[inline(always)]
 const fn pc_plus(pc: u64, value: u32, index: u32) -> u64 {
     pc.wrapping_add(sign_extend64(value as u64, index) as u64)
 }
@@ -111,6 +116,7 @@ const fn pc_plus(pc: u64, value: u32, index: u32) -> u64 {
 /// does not have: `rd` gets `csr_era + ((imm << 18) mod 2^32)`, zero-extended; the LoongArch
 /// manual's `csr_era + sign_extend(imm << 18)` differs whenever the immediate has bits above
 /// bit 13. This follows upstream.
+#[inline(always)]
 pub fn simu_pc<R: Regs + ?Sized>(regs: &mut R, word: u32) -> Result<(), SimuError> {
     let pc = regs.era();
     let rd = reg1i20::rd(word);
@@ -141,6 +147,7 @@ pub fn simu_pc<R: Regs + ?Sized>(regs: &mut R, word: u32) -> Result<(), SimuErro
 /// 16-bit offset times 4, or to `pc + 4`; `jirl` goes to `regs[rj]` (read first) plus its
 /// 16-bit offset times 4 and then sets `regs[rd]` to `pc + 4`. Any other opcode
 /// (`bceqz`/`bcnez` among the branches) is [`SimuError::UnknownOpcode`].
+#[inline(always)]
 pub fn simu_branch<R: Regs + ?Sized>(regs: &mut R, word: u32) -> Result<(), SimuError> {
     let pc = regs.era();
     if pc & 3 != 0 {
@@ -198,6 +205,7 @@ pub fn simu_branch<R: Regs + ?Sized>(regs: &mut R, word: u32) -> Result<(), Simu
 
 /// `arch_simulate_insn()`: runs [`simu_pc`] for [`insn::is_pc_ins`], else [`simu_branch`] for
 /// [`insn::is_branch_ins`], else nothing (`Ok`, the frame untouched).
+#[inline(always)]
 pub fn simulate_insn<R: Regs + ?Sized>(word: u32, regs: &mut R) -> Result<(), SimuError> {
     match simulator(word) {
         Some(Simulator::Pc) => simu_pc(regs, word),
@@ -207,6 +215,7 @@ pub fn simulate_insn<R: Regs + ?Sized>(word: u32, regs: &mut R) -> Result<(), Si
 }
 
 /// The simulator `arch_simulate_insn()` picks for `word`, if any.
+#[inline(always)]
 const fn simulator(word: u32) -> Option<Simulator> {
     if insn::is_pc_ins(word) {
         Some(Simulator::Pc)

@@ -66,10 +66,15 @@ ROOT_PATTERN_ARM64_ARCH = re.compile(r"rkp_arm64_simulate_")
 # simulators, reached through `p->ainsn.api.handler`.
 ROOTS_RISCV_ARCH = ("kprobe_breakpoint_handler", "kprobe_single_step_handler", "kprobe_fault_handler")
 ROOT_PATTERN_RISCV_ARCH = re.compile(r"rkp_riscv_simulate_")
+# With the Rust loongarch arch layer: the handlers do_bp() and the fault path call, and the
+# kprobes-on-ftrace handler; the simulators are inlined into them.
+ROOTS_LOONGARCH_ARCH = ("kprobe_breakpoint_handler", "kprobe_singlestep_handler", "kprobe_fault_handler")
+ROOTS_LOONGARCH_FTRACE = ("kprobe_ftrace_handler",)
 # The Rust arch layer's C glue object, per arch.
 ARCH_GLUE = {"CONFIG_X86_64": "arch/x86/kernel/kprobes/rust_glue.o",
              "CONFIG_ARM64": "arch/arm64/kernel/probes/rust_glue.o",
-             "CONFIG_RISCV": "arch/riscv/kernel/probes/rust_glue.o"}
+             "CONFIG_RISCV": "arch/riscv/kernel/probes/rust_glue.o",
+             "CONFIG_LOONGARCH": "arch/loongarch/kernel/probes/rust_glue.o"}
 
 # Reachable functions left probeable on purpose, each with the reason; the same on both cores.
 EXCEPTIONS = {
@@ -252,6 +257,10 @@ def main():
                   file=sys.stderr)
             return 1
         required += simulators
+    elif impl == "rust-arch" and "CONFIG_LOONGARCH" in cfg:
+        required += ROOTS_LOONGARCH_ARCH
+        if "CONFIG_KPROBES_ON_FTRACE" in cfg:
+            required += ROOTS_LOONGARCH_FTRACE
     elif impl == "rust-arch":
         required += ROOTS_X86_ARCH
         if "CONFIG_OPTPROBES" in cfg:
@@ -338,7 +347,8 @@ def main():
     nfun = sum(len(o.funcs) for o in objs)
     what = {"c": "C core", "rust": "rust core",
             "rust-arch": "rust core and {} arch".format(
-                next((a for c, a in (("CONFIG_ARM64", "arm64"), ("CONFIG_RISCV", "riscv")) if c in cfg), "x86"))}[impl]
+                next((a for c, a in (("CONFIG_ARM64", "arm64"), ("CONFIG_RISCV", "riscv"),
+                                     ("CONFIG_LOONGARCH", "loongarch")) if c in cfg), "x86"))}[impl]
     summary = (f"hit-path check ({what}, {bdir.name}): {len(roots)} entry points, "
                f"{len(reachable)} reachable functions of {nfun} in "
                f"{', '.join(p.name for p in paths)}")

@@ -72,6 +72,9 @@ if grep -q 'pub struct kprobe {' rust/bindings/bindings_generated.rs 2>/dev/null
 		elif grep -qx -- '--cfg=CONFIG_RISCV' include/generated/rustc_cfg; then
 			arch=$(cd "$src/../../arch/riscv" && pwd)
 			mods="kernel/probes/mod.rs:riscv kernel/probes/native.rs:riscv_native"
+		elif grep -qx -- '--cfg=CONFIG_LOONGARCH' include/generated/rustc_cfg; then
+			arch=$(cd "$src/../../arch/loongarch" && pwd)
+			mods="kernel/probes/mod.rs:loongarch kernel/probes/native.rs:loongarch_native"
 		else
 			arch=$(cd "$src/../../arch/x86" && pwd)
 			mods="lib/insn_decoder/mod.rs:insn_decoder kernel/kprobes/mod.rs:x86"

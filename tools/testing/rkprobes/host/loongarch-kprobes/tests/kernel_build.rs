@@ -73,7 +73,7 @@ const CHECK: Check = Check {
     what: "the loongarch kprobes decisions and simulators",
     modules: &[("kprobes", "arch/loongarch/kernel/probes/mod.rs")],
     exercise: EXERCISE,
-    must_contain: &["exercise", "simu_branch"],
+    must_contain: &["exercise", "prepare_kprobe"],
     crate_name: "rkprobes_loongarch_kprobes_check",
 };
 
