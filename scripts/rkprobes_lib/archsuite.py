@@ -1,15 +1,17 @@
 # SPDX-License-Identifier: GPL-2.0
 """The arch behaviour suites of `rkprobes test`: a probed site must behave as unprobed.
 
-On x86_64 (tools/testing/rkprobes/x86suite/), arm64 and riscv (tools/testing/rkprobes/stepsuite/), for
-each implementation (c, rust, rust-arch): build the KUnit kernel, build the suite's two modules
-(the assembly sites and the KUnit module) against it, boot it with a busybox initramfs whose
-/init loads them, and parse the suite's KTAP. Each case runs one asm site (an instruction class
-the arch's kprobes emulate or simulate, single-step, boost, optimize or refuse) unprobed, then
-probed with a pre_handler and with pre and post handlers (and on x86 optimized where the kernel
-optimizes it), and expects the same registers, flags and memory, and one handler run per
-execution. On x86, case xs_optimizable prints which sites were optimized; the result row names
-them.
+On x86_64 (tools/testing/rkprobes/x86suite/) and on arm64 and riscv, the step suites
+(tools/testing/rkprobes/stepsuite/), for each implementation (c, rust, rust-arch where the arch
+has it): build the KUnit kernel, build the suite's two modules (the assembly sites and the KUnit
+module) against it, boot it with a busybox initramfs whose /init loads them (x86suite-init.sh;
+the step suites share stepsuite-init.sh, which loads whichever sites and suite the initramfs
+holds), and parse the suite's KTAP. Each case runs one asm site (an instruction class the arch's
+kprobes emulate or simulate, single-step, boost, optimize or refuse) unprobed, then probed with a
+pre_handler and with pre and post handlers (and on x86 optimized where the kernel optimizes it),
+and expects the same registers, flags and memory, and one handler run per execution; a refused
+site expects register_kprobe()'s errno. On x86, case xs_optimizable prints which sites were
+optimized; the result row names them.
 """
 
 import re
@@ -33,10 +35,7 @@ class Suite:
     marker: str         # the /init's console markers
     prefix: str         # the cases' "# <case>: <prefix>: <key>=<value>" notes
     source: str         # the C file that lists the cases (KUNIT_CASE)
-
-    @property
-    def init(self):
-        return self.dir / f"{self.stem}-init.sh"
+    init: Path          # the initramfs's /init: loads the modules between <marker>-BEGIN and -DONE
 
     @property
     def append(self):
@@ -53,13 +52,23 @@ class Suite:
         return ktapsuite.keyed_values(lines, re.compile(rf"#\s*(\w+): {self.prefix}: ([^=]+)=(.*)$"))
 
 
+STEPSUITE = TESTING / "stepsuite"
+
+
+def step_suite(arch_label, short):
+    """A step suite of stepsuite/: `<short>sites.S` and `<short>suite.c`, KUnit suite
+    `rkprobes_<short>suite`; the /init and its marker are the same for every arch."""
+    return Suite(f"{arch_label} suite", STEPSUITE, (f"rkprobes_{short}sites.ko", f"rkprobes_{short}suite.ko"),
+                 f"rkprobes_{short}suite", f"{short}suite", "SS", "ss", f"{short}suite.c",
+                 STEPSUITE / "stepsuite-init.sh")
+
+
 SUITES = {
     "x86_64": Suite("x86 suite", TESTING / "x86suite", ("rkprobes_x86sites.ko", "rkprobes_x86suite.ko"),
-                    "rkprobes_x86suite", "x86suite", "XS", "xs", "rkprobes_x86suite.c"),
-    "arm64": Suite("arm64 suite", TESTING / "stepsuite", ("rkprobes_a64sites.ko", "rkprobes_a64suite.ko"),
-                   "rkprobes_a64suite", "a64suite", "AS", "ss", "a64suite.c"),
-    "riscv": Suite("riscv suite", TESTING / "stepsuite", ("rkprobes_rvsites.ko", "rkprobes_rvsuite.ko"),
-                   "rkprobes_rvsuite", "rvsuite", "RS", "ss", "rvsuite.c"),
+                    "rkprobes_x86suite", "x86suite", "XS", "xs", "rkprobes_x86suite.c",
+                    TESTING / "x86suite" / "x86suite-init.sh"),
+    "arm64": step_suite("arm64", "a64"),
+    "riscv": step_suite("riscv", "rv"),
 }
 
 
