@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """The arch behaviour suites of `rkprobes test`: a probed site must behave as unprobed.
 
-On x86_64 (tools/testing/rkprobes/x86suite/) and on arm64 and riscv, the step suites
+On x86_64 (tools/testing/rkprobes/x86suite/) and on arm64, riscv and loongarch, the step suites
 (tools/testing/rkprobes/stepsuite/), for each implementation (c, rust, rust-arch where the arch
 has it): build the KUnit kernel, build the suite's two modules (the assembly sites and the KUnit
 module) against it, boot it with a busybox initramfs whose /init loads them (x86suite-init.sh;
@@ -69,6 +69,7 @@ SUITES = {
                     TESTING / "x86suite" / "x86suite-init.sh"),
     "arm64": step_suite("arm64", "a64"),
     "riscv": step_suite("riscv", "rv"),
+    "loongarch": step_suite("loongarch", "la"),
 }
 
 

@@ -6,7 +6,8 @@ upstream C arch) and rust-arch (Rust core and Rust arch layer, x86_64 only);
 without --impl, c and rust. On every arch it also runs our conformance suite
 on each implementation and diffs the transcript of each non-C one against
 C's (conformance.py), and upstream's ftrace kselftests of kprobes
-(kselftest.py); on x86_64 and arm64 the arch behaviour suite (archsuite.py).
+(kselftest.py); on x86_64, arm64, riscv and loongarch the arch behaviour suite
+(archsuite.py).
 
 Every step runs even when an earlier one failed; the summary lists each step
 and the run ends with one line `N passed, N failed, N skipped`, counting

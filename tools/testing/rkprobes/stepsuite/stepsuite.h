@@ -2,10 +2,11 @@
 /*
  * The step suites of scripts/rkprobes test: arches whose kprobes step the
  * probed instruction out of line behind a break instruction, or simulate
- * it (arm64: a64sites.S, a64suite.c; riscv: rvsites.S, rvsuite.c). Shared
- * by the sites (assembly), the per-arch case lists and the runner
- * (stepsuite.c): the register block a site reads its inputs from and
- * writes its results to, the site table and the runner.
+ * it (arm64: a64sites.S, a64suite.c; riscv: rvsites.S, rvsuite.c;
+ * loongarch: lasites.S, lasuite.c). Shared by the sites (assembly), the
+ * per-arch case lists and the runner (stepsuite.c): the register block a
+ * site reads its inputs from and writes its results to, the site table and
+ * the runner. One /init, stepsuite-init.sh, loads any arch's two modules.
  */
 #ifndef _STEPSUITE_H
 #define _STEPSUITE_H
@@ -24,8 +25,9 @@
 
 /*
  * Eight registers a site loads before its probed instruction and stores
- * after it (arm64: x0 to x7; riscv: a0 to a7), and the flags (arm64: NZCV,
- * loaded and stored with msr/mrs; riscv: none).
+ * after it (arm64: x0 to x7; riscv: a0 to a7; loongarch: $a0 to $a7, that
+ * is $r4 to $r11), and the flags (arm64: NZCV, loaded and stored with
+ * msr/mrs; riscv and loongarch: none).
  */
 struct ss_regs {
 	unsigned long x[8];
