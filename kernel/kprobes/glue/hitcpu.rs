@@ -117,6 +117,7 @@ macro_rules! hit_arch_common {
 /// `kprobe_ctlblk` holds `kprobe_status` and `prev_kprobe { kp, status }`, and each field named
 /// in the call (arm64: `saved_irqflag`) is saved to and restored from the `prev_kprobe` field of
 /// the same name. Making a probe current saves nothing else on these arches.
+#[cfg(any(CONFIG_ARM64, CONFIG_RISCV, CONFIG_LOONGARCH))]
 macro_rules! hit_arch_kcb {
     ($($saved:ident),*) => {
         #[inline(always)]
