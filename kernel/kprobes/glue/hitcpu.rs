@@ -67,6 +67,39 @@ impl<K> CpuState<K> {
     }
 }
 
+/// The trapped registers of one trap (`struct pt_regs *`): a break, a fault while a probe
+/// runs, or the registers ftrace saved for a callback. Each arch reads and writes its own fields
+/// in an `impl TrapRegs` of its `native.rs`, through [`TrapRegs::as_ptr`].
+///
+/// # Invariants
+///
+/// Points to the frame of a trap being handled on this CPU; only that trap's handler uses it,
+/// and only until the handler returns. No reference to the frame is formed: every access is a
+/// raw place access.
+#[cfg(any(CONFIG_ARM64, CONFIG_RISCV, CONFIG_LOONGARCH))]
+#[derive(Clone, Copy)]
+pub(crate) struct TrapRegs(NonNull<bindings::pt_regs>);
+
+#[cfg(any(CONFIG_ARM64, CONFIG_RISCV, CONFIG_LOONGARCH))]
+impl TrapRegs {
+    /// # Safety
+    ///
+    /// `regs` is non-NULL and the frame of the trap being handled on this CPU, used by nobody
+    /// else until the handler returns.
+    #[inline(always)]
+    pub(crate) unsafe fn new(regs: *mut bindings::pt_regs) -> Self {
+        // INVARIANT: by the caller's contract.
+        // SAFETY: non-NULL by the caller's contract.
+        TrapRegs(unsafe { NonNull::new_unchecked(regs) })
+    }
+
+    /// The frame, for C that takes a `struct pt_regs *` and for the arch's raw place accesses.
+    #[inline(always)]
+    pub(crate) fn as_ptr(self) -> *mut bindings::pt_regs {
+        self.0.as_ptr()
+    }
+}
+
 /// Reads (`kcb!(cpu.field)`) or writes (`kcb!(cpu.field = v)`) a field of the control block of
 /// `cpu`, whose `state` is a [`CpuState`].
 macro_rules! kcb {

@@ -28,7 +28,7 @@
 //! fault while a probe steps; with every exception masked only the slot can raise one).
 
 use core::ffi::{c_int, c_uint, c_void};
-use core::ptr::{self, addr_of_mut, NonNull};
+use core::ptr::{self, addr_of_mut};
 
 use kernel::bindings;
 use kernel::ffi::{c_long, c_ulong};
@@ -36,7 +36,7 @@ use kernel::ffi::{c_long, c_ulong};
 use crate::arch::ArchHooks;
 use crate::arm64::{self as dec, Prepared, Simulator};
 use crate::errno::{Errno, Result};
-use crate::glue::hitcpu::CpuState;
+use crate::glue::hitcpu::{CpuState, TrapRegs};
 use crate::glue::insn_slot::slots;
 use crate::glue::platform::{c_in_kretprobe_blacklist, c_init_kretprobe_blacklist};
 use crate::glue::platform::{c_init_optinsn_slots, Kernel, Kp, KERNEL};
@@ -145,38 +145,13 @@ unsafe fn patch_slot(addr: *mut u32, insn: u32) {
     unsafe { bindings::aarch64_insn_patch_text_nosync(addr.cast(), insn) };
 }
 
-/// The trapped registers of one exception (`struct pt_regs *`), read and written field by
-/// field.
-///
-/// # Invariants
-///
-/// Points to the frame of an exception (a BRK, or a fault while a probe runs) being handled on
-/// this CPU; only that exception's handler uses it, and only until the handler returns. No
-/// reference to the frame is formed: every access is a raw place read or write.
-#[derive(Clone, Copy)]
-struct TrapRegs(NonNull<bindings::pt_regs>);
-
+/// This arch's fields of the trap frame.
 impl TrapRegs {
-    /// # Safety
-    ///
-    /// `regs` is non-NULL and the frame of the exception being handled on this CPU, used by
-    /// nobody else until the handler returns.
-    #[inline(always)]
-    unsafe fn new(regs: *mut bindings::pt_regs) -> Self {
-        // INVARIANT: by the caller's contract.
-        // SAFETY: non-NULL by the caller's contract.
-        TrapRegs(unsafe { NonNull::new_unchecked(regs) })
-    }
-    /// The frame, for C that takes a `struct pt_regs *`.
-    #[inline(always)]
-    fn as_ptr(self) -> *mut bindings::pt_regs {
-        self.0.as_ptr()
-    }
     /// The general registers, sp, pc and pstate (`struct user_pt_regs`).
     #[inline(always)]
     fn user(self) -> *mut bindings::user_pt_regs {
         // SAFETY: a live frame (invariant); only the union member's address is formed.
-        unsafe { addr_of_mut!((*self.0.as_ptr()).__bindgen_anon_1.user_regs) }
+        unsafe { addr_of_mut!((*self.as_ptr()).__bindgen_anon_1.user_regs) }
     }
     /// `regs->regs[n]`, `n` in 0..=30 (any other `n` reads 0).
     #[inline(always)]

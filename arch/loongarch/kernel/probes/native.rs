@@ -31,14 +31,14 @@
 
 use core::ffi::{c_int, c_uint};
 use core::mem::size_of;
-use core::ptr::{self, NonNull};
+use core::ptr;
 
 use kernel::bindings;
 use kernel::ffi::c_ulong;
 
 use crate::arch::ArchHooks;
 use crate::errno::{Errno, Result};
-use crate::glue::hitcpu::CpuState;
+use crate::glue::hitcpu::{CpuState, TrapRegs};
 use crate::glue::insn_slot::slots;
 use crate::glue::platform::{c_in_kretprobe_blacklist, c_init_kretprobe_blacklist};
 use crate::glue::platform::{c_init_optinsn_slots, Kernel, Kp, KERNEL};
@@ -116,32 +116,8 @@ fn unsupported_index(why: Unsupported) -> c_uint {
     }
 }
 
-/// The trapped registers of one trap (`struct pt_regs *`), read and written field by field.
-///
-/// # Invariants
-///
-/// Points to the frame of a trap (a `break`, a fault while a probe runs, or the registers
-/// ftrace saved for a callback) being handled on this CPU; only that handler uses it, and only
-/// until it returns. No reference to the frame is formed: every access is a raw place access.
-#[derive(Clone, Copy)]
-struct TrapRegs(NonNull<bindings::pt_regs>);
-
+/// This arch's fields of the trap frame.
 impl TrapRegs {
-    /// # Safety
-    ///
-    /// `regs` is non-NULL and the frame of the trap being handled on this CPU, used by nobody
-    /// else until the handler returns.
-    #[inline(always)]
-    unsafe fn new(regs: *mut bindings::pt_regs) -> Self {
-        // INVARIANT: by the caller's contract.
-        // SAFETY: non-NULL by the caller's contract.
-        TrapRegs(unsafe { NonNull::new_unchecked(regs) })
-    }
-    /// The frame, for C that takes a `struct pt_regs *`.
-    #[inline(always)]
-    fn as_ptr(self) -> *mut bindings::pt_regs {
-        self.0.as_ptr()
-    }
     /// `regs->regs[n]`, `n` in 0..32 (any other `n` is None).
     #[inline(always)]
     fn gpr(self, n: u32) -> Option<*mut c_ulong> {
@@ -150,31 +126,31 @@ impl TrapRegs {
         }
         // SAFETY: `regs` has 32 elements; a place inside the live frame (invariant), only its
         // address is formed.
-        Some(unsafe { ptr::addr_of_mut!((*self.0.as_ptr()).regs[n as usize]) })
+        Some(unsafe { ptr::addr_of_mut!((*self.as_ptr()).regs[n as usize]) })
     }
     /// `regs->csr_era`.
     #[inline(always)]
     fn pc(self) -> usize {
         // SAFETY: a live frame (invariant).
-        unsafe { (*self.0.as_ptr()).csr_era }
+        unsafe { (*self.as_ptr()).csr_era }
     }
     /// `regs->csr_era = pc`.
     #[inline(always)]
     fn set_pc(self, pc: usize) {
         // SAFETY: as above; this handler owns the frame.
-        unsafe { (*self.0.as_ptr()).csr_era = pc }
+        unsafe { (*self.as_ptr()).csr_era = pc }
     }
     /// `regs->csr_prmd`.
     #[inline(always)]
     fn prmd(self) -> c_ulong {
         // SAFETY: a live frame (invariant).
-        unsafe { (*self.0.as_ptr()).csr_prmd }
+        unsafe { (*self.as_ptr()).csr_prmd }
     }
     /// `regs->csr_prmd = v`.
     #[inline(always)]
     fn set_prmd(self, v: c_ulong) {
         // SAFETY: as above; this handler owns the frame.
-        unsafe { (*self.0.as_ptr()).csr_prmd = v }
+        unsafe { (*self.as_ptr()).csr_prmd = v }
     }
 }
 

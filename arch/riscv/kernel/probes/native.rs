@@ -28,14 +28,14 @@
 
 use core::ffi::{c_int, c_uint, c_void};
 use core::mem::{offset_of, size_of};
-use core::ptr::{self, NonNull};
+use core::ptr;
 
 use kernel::bindings;
 use kernel::ffi::c_ulong;
 
 use crate::arch::ArchHooks;
 use crate::errno::{Errno, Result};
-use crate::glue::hitcpu::CpuState;
+use crate::glue::hitcpu::{CpuState, TrapRegs};
 use crate::glue::insn_slot::slots;
 use crate::glue::platform::{c_in_kretprobe_blacklist, c_init_kretprobe_blacklist};
 use crate::glue::platform::{c_init_optinsn_slots, Kernel, Kp, KERNEL};
@@ -110,32 +110,8 @@ unsafe fn patch_text(addr: usize, mut insn: u32, len: usize) {
     unsafe { bindings::patch_text(addr as *mut c_void, &mut insn, len.min(4)) };
 }
 
-/// The trapped registers of one trap (`struct pt_regs *`), read and written field by field.
-///
-/// # Invariants
-///
-/// Points to the frame of a trap (an `ebreak`, or a fault while a probe runs) being handled on
-/// this CPU; only that trap's handler uses it, and only until the handler returns. No
-/// reference to the frame is formed: every access is a raw place read or write.
-#[derive(Clone, Copy)]
-struct TrapRegs(NonNull<bindings::pt_regs>);
-
+/// This arch's fields of the trap frame.
 impl TrapRegs {
-    /// # Safety
-    ///
-    /// `regs` is non-NULL and the frame of the trap being handled on this CPU, used by nobody
-    /// else until the handler returns.
-    #[inline(always)]
-    unsafe fn new(regs: *mut bindings::pt_regs) -> Self {
-        // INVARIANT: by the caller's contract.
-        // SAFETY: non-NULL by the caller's contract.
-        TrapRegs(unsafe { NonNull::new_unchecked(regs) })
-    }
-    /// The frame, for C that takes a `struct pt_regs *`.
-    #[inline(always)]
-    fn as_ptr(self) -> *mut bindings::pt_regs {
-        self.0.as_ptr()
-    }
     /// `*((unsigned long *)regs + n)`: register x`n`, `n` in 1..=31 (any other `n` is None).
     #[inline(always)]
     fn gpr(self, n: u32) -> Option<*mut c_ulong> {
@@ -144,31 +120,31 @@ impl TrapRegs {
         }
         // SAFETY: x1..x31 are the 31 `unsigned long`s after `epc` (asserted above), inside the
         // live frame (invariant); only the address is formed.
-        Some(unsafe { self.0.as_ptr().cast::<c_ulong>().add(n as usize) })
+        Some(unsafe { self.as_ptr().cast::<c_ulong>().add(n as usize) })
     }
     /// `regs->epc`.
     #[inline(always)]
     fn pc(self) -> usize {
         // SAFETY: a live frame (invariant).
-        unsafe { (*self.0.as_ptr()).epc }
+        unsafe { (*self.as_ptr()).epc }
     }
     /// `regs->epc = pc`.
     #[inline(always)]
     fn set_pc(self, pc: usize) {
         // SAFETY: as above; this handler owns the frame.
-        unsafe { (*self.0.as_ptr()).epc = pc }
+        unsafe { (*self.as_ptr()).epc = pc }
     }
     /// `regs->status`.
     #[inline(always)]
     fn status(self) -> c_ulong {
         // SAFETY: a live frame (invariant).
-        unsafe { (*self.0.as_ptr()).status }
+        unsafe { (*self.as_ptr()).status }
     }
     /// `regs->status = v`.
     #[inline(always)]
     fn set_status(self, v: c_ulong) {
         // SAFETY: as above; this handler owns the frame.
-        unsafe { (*self.0.as_ptr()).status = v }
+        unsafe { (*self.as_ptr()).status = v }
     }
 }
 
