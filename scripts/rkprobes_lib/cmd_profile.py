@@ -15,7 +15,9 @@ kernel and the module is counted instead: QEMU's logging is then switched on thr
 only around the command (the guest waits on its console until the host has done so), so the
 trace holds the block listings of the whole boot but the executions of the command only.
 With `--bench-sequence` the guest runs the benchmark's own /init, which hands the command over
-to the same protocol where it reaches it (kernel parameter `rkb_profile`). A tool for finding
+to the same protocol where it reaches it (kernel parameter `rkb_profile`); `bulk-unreg KIND N`
+there is the unregistration of the row `bulk KIND N` alone, its batch registered untraced just
+before (a kernel-scope trace of C's registration of module functions would be far too large). A tool for finding
 a gap the benchmark shows, not a benchmark itself: its output is the first place to look, not a
 goal.
 """
@@ -61,7 +63,8 @@ def add_args(p):
                    + common.impls_help())
     p.add_argument("--command", default="regn 100",
                    help="benchmark module command to profile (default 'regn 100'; also 'reg1', "
-                        "'regn 1000', 'fill 64 post')")
+                        "'regn 1000', 'fill 64 post'; with --bench-sequence 'bulk module 1000', or "
+                        "'bulk-unreg module 1000' for the unregistration of that batch alone)")
     p.add_argument("--top", type=int, default=25, help="functions listed per implementation (default 25)")
     p.add_argument("--warmup", action="store_true",
                    help="run the command once before the measured run (first-use costs such as "
@@ -228,7 +231,7 @@ def profile(args, impl):
     if args.bench_sequence:
         init = cmd_bench.INIT
         append += f" rkb_profile={args.command.replace(' ', '_')}"
-        if args.command == "bulk vmlinux 10000":
+        if args.command in ("bulk vmlinux 10000", "bulk-unreg vmlinux 10000"):
             append += " rkb_bulk_big=1"  # the row of `bench --bulk-big`
         if args.scope == "kernel":
             append += " rkb_profile_wait=1"
@@ -285,6 +288,9 @@ def bench_sequence_commands(init):
         words = stmt.split()
         if len(words) >= 2 and words[0] == "ctl":
             cmds.add(" ".join(words[1:]))
+            if len(words) == 4 and words[1] == "bulk":
+                # Its unregistration alone: ctl() registers the batch untraced ("split").
+                cmds.add(" ".join(["bulk-unreg"] + words[2:]))
         elif len(words) == 4 and words[0] == "hit":
             cmds.add(f"measure {words[1]} {words[2]}")
 

@@ -11,7 +11,8 @@
 # Kernel command line parameters the host may pass (unknown ones reach
 # /init as environment variables): rkb_calls, rkb_reps; and from
 # `rkprobes profile --bench-sequence`, rkb_profile (the command to trace,
-# '_' for ' ') and rkb_profile_wait (wait for the host before it);
+# '_' for ' '; "bulk-unreg KIND N" traces the unregistration of "bulk KIND N"
+# alone) and rkb_profile_wait (wait for the host before it);
 # rkb_no_bulk (bench --no-bulk) leaves out the bulk registration rows,
 # rkb_bulk_big (bench --bulk-big) adds the one of 10000 vmlinux functions.
 
@@ -27,6 +28,12 @@ OPT=/proc/sys/debug/kprobes-optimization
 ctl() {	# ctl COMMAND...: one command of the benchmark module
 	if [ -n "$rkb_profile" ] && [ "$*" = "$(echo "$rkb_profile" | tr _ ' ')" ]; then
 		profile_ctl "$@"
+	fi
+	# "bulk-unreg KIND N": the unregistration of "bulk KIND N" alone, registered untraced.
+	if [ -n "$rkb_profile" ] && [ "$1" = bulk ] &&
+	   [ "bulk-unreg $2 $3" = "$(echo "$rkb_profile" | tr _ ' ')" ]; then
+		echo "$* split" > $CTL || echo "RKP error $* split"
+		profile_ctl bulk-unreg "$2" "$3"
 	fi
 	echo "$*" > $CTL || echo "RKB error $*"
 }

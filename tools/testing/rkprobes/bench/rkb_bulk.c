@@ -19,7 +19,10 @@
  * "bulk <vmlinux|module|kretprobe> <n>" times register_kprobes() (or
  * register_kretprobes() on module functions) and then the unregistration,
  * each from a tick, `reps` times (once for 1000 probes or more). Every
- * probe must come back with the address it had the first time. Results:
+ * probe must come back with the address it had the first time. With a
+ * third word, "split", it registers once and leaves the batch registered;
+ * "bulk-unreg <kind> <n>" then times its unregistration as "bulk" does
+ * (for `rkprobes profile`, which traces the unregistration alone). Results:
  *   RKB bulkvalid <kept> <candidates> <failed> <first errno>
  *   RKB reg bulk<v|m|r><n> <n> <register totals> <unregister totals>
  *   RKB bulkhits bulk<v|m|r><n> <handler runs while the batches were armed>
@@ -59,6 +62,9 @@ static struct kretprobe **rkb_bulk_krp_ptrs;
 static void **rkb_bulk_addrs;
 static unsigned long rkb_bulk_hits;
 static u64 rkb_bulk_reg[16], rkb_bulk_unreg[16];
+/* A batch "bulk ... split" left registered for "bulk-unreg": kind and size, 0 if none. */
+static char rkb_split_kind;
+static unsigned int rkb_split_n;
 
 static int rkb_bulk_pre(struct kprobe *p, struct pt_regs *regs)
 {
@@ -239,19 +245,15 @@ static unsigned int rkb_bulk_check_addrs(char kind, unsigned int n, bool first)
 	return bad;
 }
 
-/* "bulk <vmlinux|module|kretprobe> <n>": see the top of this file. */
-int rkb_cmd_bulk(char *args)
+/* "<vmlinux|module|kretprobe> <n>" of a bulk command: kind 'v', 'm' or 'r', or 0. */
+static char rkb_bulk_args(char **args, unsigned int *n)
 {
-	char *what = strsep(&args, " ");
-	char *num = strsep(&args, " ");
-	unsigned int n, r, nreps, bad;
-	unsigned long hits = rkb_bulk_hits;
-	char kind, label[32];
-	cycles_t start;
-	int ret;
+	char *what = strsep(args, " ");
+	char *num = strsep(args, " ");
+	char kind;
 
-	if (!what || !num || kstrtouint(num, 0, &n) || !n)
-		return -EINVAL;
+	if (!what || !num || kstrtouint(num, 0, n) || !*n)
+		return 0;
 	if (!strcmp(what, "vmlinux"))
 		kind = 'v';
 	else if (!strcmp(what, "module"))
@@ -259,34 +261,80 @@ int rkb_cmd_bulk(char *args)
 	else if (!strcmp(what, "kretprobe"))
 		kind = 'r';
 	else
-		return -EINVAL;
-	if (n > (kind == 'r' ? RKB_BULK_KRETPROBES : RKB_BULK_MAX) ||
-	    (kind == 'v' && n > rkb_nr_valid)) {
-		pr_err("bulk %s %u: at most %u\n", what, n,
+		return 0;
+	if (*n > (kind == 'r' ? RKB_BULK_KRETPROBES : RKB_BULK_MAX) ||
+	    (kind == 'v' && *n > rkb_nr_valid)) {
+		pr_err("bulk %s %u: at most %u\n", what, *n,
 		       kind == 'r' ? RKB_BULK_KRETPROBES :
 		       kind == 'v' ? min(rkb_nr_valid, RKB_BULK_MAX) : RKB_BULK_MAX);
-		return -EINVAL;
+		return 0;
 	}
-	nreps = n >= RKB_BULK_ONCE ? 1 : rkb_reps();
+	return kind;
+}
+
+/* "bulk <vmlinux|module|kretprobe> <n> [split]": see the top of this file. */
+int rkb_cmd_bulk(char *args)
+{
+	unsigned int n, r, nreps, bad;
+	unsigned long hits = rkb_bulk_hits;
+	char kind, label[32];
+	bool split;
+	cycles_t start;
+	int ret;
+
+	kind = rkb_bulk_args(&args, &n);
+	if (!kind || rkb_split_n)
+		return -EINVAL;
+	split = args && !strcmp(args, "split");
+	if (args && !split)
+		return -EINVAL;
+	nreps = n >= RKB_BULK_ONCE || split ? 1 : rkb_reps();
 	for (r = 0; r < nreps; r++) {
 		start = rkb_start_at_tick();
 		ret = rkb_bulk_register(kind, n);
 		rkb_bulk_reg[r] = get_cycles() - start;
 		if (ret) {
-			pr_err("bulk %s %u: registration failed: %d\n", what, n, ret);
+			pr_err("bulk %c %u: registration failed: %d\n", kind, n, ret);
 			return ret;
 		}
 		bad = rkb_bulk_check_addrs(kind, n, !r);
+		if (split && !bad) {
+			rkb_split_kind = kind;
+			rkb_split_n = n;
+			pr_info("RKB bulksplit bulk%c%u %llu\n", kind, n, rkb_bulk_reg[0]);
+			return 0;
+		}
 		start = rkb_start_at_tick();
 		rkb_bulk_unregister(kind, n);
 		rkb_bulk_unreg[r] = get_cycles() - start;
 		if (bad) {
-			pr_err("bulk %s %u: %u probes without their address\n", what, n, bad);
+			pr_err("bulk %c %u: %u probes without their address\n", kind, n, bad);
 			return -EIO;
 		}
 	}
 	snprintf(label, sizeof(label), "reg bulk%c%u %u", kind, n, n);
 	rkb_print_reg(label, rkb_bulk_reg, rkb_bulk_unreg, nreps);
+	pr_info("RKB bulkhits bulk%c%u %lu\n", kind, n, rkb_bulk_hits - hits);
+	return 0;
+}
+
+/* "bulk-unreg <kind> <n>": unregister the batch "bulk <kind> <n> split" left, timed. */
+int rkb_cmd_bulk_unreg(char *args)
+{
+	unsigned long hits = rkb_bulk_hits;
+	unsigned int n;
+	char kind, label[32];
+	cycles_t start;
+
+	kind = rkb_bulk_args(&args, &n);
+	if (!kind || args || kind != rkb_split_kind || n != rkb_split_n)
+		return -EINVAL;
+	start = rkb_start_at_tick();
+	rkb_bulk_unregister(kind, n);
+	rkb_bulk_unreg[0] = get_cycles() - start;
+	rkb_split_n = 0;
+	snprintf(label, sizeof(label), "reg bulk%c%u %u", kind, n, n);
+	rkb_print_reg(label, rkb_bulk_reg, rkb_bulk_unreg, 1);
 	pr_info("RKB bulkhits bulk%c%u %lu\n", kind, n, rkb_bulk_hits - hits);
 	return 0;
 }
@@ -314,11 +362,13 @@ int rkb_bulk_init(struct dentry *dir)
 	return 0;
 }
 
-/* Frees what rkb_bulk_init() allocated; no batch is registered between commands. */
+/* Frees what rkb_bulk_init() allocated, after unregistering a batch "split" left. */
 void rkb_bulk_exit(void)
 {
 	unsigned int i;
 
+	if (rkb_split_n)
+		rkb_bulk_unregister(rkb_split_kind, rkb_split_n);
 	for (i = 0; rkb_names && i < rkb_nr_names; i++)
 		kfree(rkb_names[i]);
 	kvfree(rkb_names);

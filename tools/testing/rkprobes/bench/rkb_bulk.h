@@ -22,5 +22,6 @@ int rkb_bulk_init(struct dentry *dir);
 void rkb_bulk_exit(void);
 int rkb_cmd_bulk_validate(char *args);
 int rkb_cmd_bulk(char *args);
+int rkb_cmd_bulk_unreg(char *args);
 
 #endif /* RKB_BULK_H */

@@ -598,6 +598,7 @@ static const struct {
 	{ "regn", rkb_cmd_regn },
 	{ "bulk-validate", rkb_cmd_bulk_validate },
 	{ "bulk", rkb_cmd_bulk },
+	{ "bulk-unreg", rkb_cmd_bulk_unreg },
 	{ "calib", rkb_cmd_calib },
 	{ "disarm", rkb_cmd_disarm },
 };
