@@ -14,7 +14,8 @@
 //! full `synchronize_rcu()`; garbage is collected when a cache holds more dirty slots than one
 //! page has slots, or when no clean slot is left; an emptied page is freed unless it is the last
 //! one; freeing looks the page up by slot-index arithmetic that is unsigned, as C's is (its
-//! `long` difference is divided by a `size_t`). One difference: a double free is reported and
+//! `long` difference is divided by a `size_t`), after a look at the page the previous free found
+//! (the same answer: no two pages' slots overlap). One difference: a double free is reported and
 //! ignored, where C WARNs and then counts the slot out a second time (a page's `nused` below 0).
 
 use core::num::NonZeroUsize;
@@ -72,6 +73,10 @@ pub trait InsnCache: Report {
     fn nr_garbage(&self) -> usize;
     /// `c->nr_garbage = n`.
     fn set_nr_garbage(&self, n: usize);
+    /// The page the last free found its slot on, if it is still linked (Rust only).
+    fn free_hint(&self) -> Option<Self::Page>;
+    /// Sets [`InsnCache::free_hint`].
+    fn set_free_hint(&self, pg: Option<Self::Page>);
 
     /// `kmalloc` a page descriptor and `c->alloc()` its page; all slots CLEAN, counters 0.
     fn alloc_page(&self) -> Option<Self::Page>;
@@ -143,6 +148,9 @@ fn collect_one_slot<C: InsnCache>(c: &C, pg: C::Page, idx: usize) -> bool {
     if nused == 0 {
         // Keep the last page so the next probe need not set one up again.
         if !c.is_only_page(pg) {
+            if c.free_hint() == Some(pg) {
+                c.set_free_hint(None);
+            }
             c.remove_page(pg);
             c.synchronize_rcu();
             c.free_page(pg);
@@ -179,21 +187,29 @@ pub fn free_insn_slot<C: InsnCache>(c: &C, slot: usize, dirty: bool) -> bool {
     c.with_mutex(|| {
         let n = c.slots_per_page();
         let bytes = c.slot_bytes();
-        let mut hit = None;
-        let _ = c.for_each_page(|pg| {
-            // C: ((long)slot - (long)kip->insns) / slot_bytes, an unsigned division (the divisor
-            // is a size_t), so a slot below the page gives a huge index: no page of its own.
-            let idx = slot.wrapping_sub(c.page_insns(pg)) / bytes;
-            if idx < n {
-                hit = Some((pg, idx));
-                return ControlFlow::Break(());
-            }
-            ControlFlow::Continue(())
-        });
+        // C: ((long)slot - (long)kip->insns) / slot_bytes, an unsigned division (the divisor
+        // is a size_t), so a slot below the page gives a huge index: no page of its own.
+        let index_on = |pg| Some(slot.wrapping_sub(c.page_insns(pg)) / bytes).filter(|&i| i < n);
+        // The pages' slot ranges do not overlap, so the page the last free found is, if it
+        // holds the slot, the one C's walk finds; slots freed in a row (a batch's bottom
+        // halves) mostly share pages, which the walk would reach one page list later each.
+        let mut hit = c
+            .free_hint()
+            .and_then(|pg| index_on(pg).map(|idx| (pg, idx)));
+        if hit.is_none() {
+            let _ = c.for_each_page(|pg| match index_on(pg) {
+                Some(idx) => {
+                    hit = Some((pg, idx));
+                    ControlFlow::Break(())
+                }
+                None => ControlFlow::Continue(()),
+            });
+        }
         let Some((pg, idx)) = hit else {
             c.warn(WarnSite::FreeInsnSlot);
             return false;
         };
+        c.set_free_hint(Some(pg));
         if c.slot(pg, idx) != SlotState::Used {
             c.warn(WarnSite::FreeInsnSlot);
             return false;

@@ -166,13 +166,15 @@ pub fn unregister_kretprobes<A: KretprobeStore, R: Copy + Into<Option<A::Kretpro
         },
     );
     a.synchronize_rcu();
-    for rp in rps.iter().filter_map(|&rp| rp.into()) {
-        let kp = a.kretprobe_kp(rp);
-        if a.addr(kp) != 0 {
-            unregister_kprobe_bottom(a, kp);
-            a.release_instance_pool(rp);
+    a.with_slot_free_batch(rps.len(), || {
+        for rp in rps.iter().filter_map(|&rp| rp.into()) {
+            let kp = a.kretprobe_kp(rp);
+            if a.addr(kp) != 0 {
+                unregister_kprobe_bottom(a, kp);
+                a.release_instance_pool(rp);
+            }
         }
-    }
+    });
 }
 
 /// `unregister_kretprobe()`.

@@ -774,7 +774,7 @@ pub fn unregister_kprobes<A: Arch, P: Copy + Into<Option<A::Probe>>>(a: &A, kps:
     }
     unregister_tops(a, &mut a.kprobe_mutex(), kps, |p| p.into(), |_| {});
     a.synchronize_rcu();
-    unregister_kprobes_bottom_all(a, kps);
+    a.with_slot_free_batch(kps.len(), || unregister_kprobes_bottom_all(a, kps));
 }
 
 /// The top halves of `unregister_kprobes()`, or of `unregister_kretprobes()` (the probe of an

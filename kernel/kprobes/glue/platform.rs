@@ -381,6 +381,10 @@ impl ProbeStore for Kernel {
         };
     }
 
+    fn with_slot_free_batch<R>(&self, n: usize, f: impl FnOnce() -> R) -> R {
+        super::insn_slot::with_free_batch(n, f)
+    }
+
     fn disarm_batch_begin(&self, st: &mut KprobeState, n: usize) -> bool {
         disarm_batch::begin(st, n)
     }

@@ -32,6 +32,9 @@ struct SimCache {
     /// Linked pages, newest first (list_add_rcu adds at the head).
     order: RefCell<Vec<usize>>,
     nr_garbage: Cell<usize>,
+    free_hint: Cell<Option<usize>>,
+    /// Whether `free_hint` answers (false: every free walks the pages, as C's does).
+    use_hint: bool,
     gp: Cell<u64>,
     locked: Cell<bool>,
     alloc_fails: Cell<bool>,
@@ -46,6 +49,8 @@ impl SimCache {
             pages: RefCell::new(Vec::new()),
             order: RefCell::new(Vec::new()),
             nr_garbage: Cell::new(0),
+            free_hint: Cell::new(None),
+            use_hint: true,
             gp: Cell::new(0),
             locked: Cell::new(false),
             alloc_fails: Cell::new(false),
@@ -129,6 +134,20 @@ impl InsnCache for SimCache {
     }
     fn set_nr_garbage(&self, n: usize) {
         self.nr_garbage.set(n);
+    }
+    fn free_hint(&self) -> Option<usize> {
+        let pg = self.free_hint.get().filter(|_| self.use_hint);
+        if let Some(pg) = pg {
+            assert!(
+                self.pages.borrow()[pg].linked,
+                "the free hint names an unlinked page"
+            );
+        }
+        pg
+    }
+    fn set_free_hint(&self, pg: Option<usize>) {
+        self.locked();
+        self.free_hint.set(pg);
     }
     fn alloc_page(&self) -> Option<usize> {
         if self.alloc_fails.get() {
@@ -345,5 +364,48 @@ proptest! {
             c.with_mutex(|| rkprobes_core::insn_slot::collect_garbage_slots(&c));
         }
         prop_assert!(c.linked_pages() <= 1);
+    }
+
+    /// The page hint of `free_insn_slot` changes nothing: the same calls on a cache whose frees
+    /// always walk the pages (as C's) give the same results, warnings, pages and slots.
+    #[test]
+    fn free_hint_matches_the_walk(slot_bytes in prop_oneof![Just(15usize), Just(512), Just(1000)],
+                                  ops in prop::collection::vec(
+                                      prop_oneof![3 => Just(Op::Get),
+                                                  3 => (any::<usize>(), any::<bool>())
+                                                      .prop_map(|(pick, dirty)| Op::Free { pick, dirty })],
+                                      1..600),
+                                  bad in prop::collection::vec(any::<usize>(), 0..8)) {
+        let hinted = SimCache::new(slot_bytes);
+        let walked = SimCache { use_hint: false, ..SimCache::new(slot_bytes) };
+        let mut held: Vec<usize> = Vec::new();
+        let mut bad = bad.into_iter();
+        for (i, op) in ops.into_iter().enumerate() {
+            match op {
+                Op::Get => {
+                    let s = get_insn_slot(&hinted);
+                    prop_assert_eq!(s, get_insn_slot(&walked));
+                    held.extend(s);
+                }
+                Op::Free { pick, dirty } => {
+                    // Now and then a slot no page holds, or one freed already.
+                    let s = match (i % 17 == 0).then(|| bad.next()).flatten() {
+                        Some(addr) => addr % (0x10_0000 + 64 * PAGE),
+                        None if held.is_empty() => continue,
+                        None => held.swap_remove(pick % held.len()),
+                    };
+                    prop_assert_eq!(free_insn_slot(&hinted, s, dirty), free_insn_slot(&walked, s, dirty));
+                }
+            }
+            prop_assert_eq!(hinted.take_warns(), walked.take_warns());
+            prop_assert_eq!(&*hinted.order.borrow(), &*walked.order.borrow());
+            prop_assert_eq!(hinted.nr_garbage.get(), walked.nr_garbage.get());
+            prop_assert_eq!(hinted.freed_pages.get(), walked.freed_pages.get());
+            let (hp, wp) = (hinted.pages.borrow(), walked.pages.borrow());
+            for (h, w) in hp.iter().zip(wp.iter()) {
+                prop_assert_eq!((h.insns, &h.slots, h.nused, h.ngarbage, h.linked),
+                                (w.insns, &w.slots, w.nused, w.ngarbage, w.linked));
+            }
+        }
     }
 }
