@@ -24,7 +24,6 @@ use core::ffi::{c_int, c_void};
 use core::ptr::{self, addr_of, addr_of_mut, NonNull};
 
 use kernel::bindings;
-use kernel::page::PAGE_SIZE;
 use kernel::percpu::this_cpu_ptr;
 
 use crate::arch::ArchHooks;
@@ -47,17 +46,14 @@ use kernel::bindings::{
 /// What this layer needs from the kernel, as small abstractions over its C.
 #[path = "services.rs"]
 mod services;
-use services::{perf_text_poke, read_kernel, read_kernel_into, slots, tables};
-use services::{text_poke, text_poke_sync, TrapRegs};
+use services::{perf_text_poke, read_kernel, slots, tables};
+use services::{text_poke, text_poke_bytes, text_poke_sync, TrapRegs};
 
 /// `X86_EFLAGS_IF`.
 const IF: usize = dec::X86_EFLAGS_IF as usize;
-/// The most bytes between two breakpoints that `disarm_kprobes` writes back with them, in one
-/// `text_poke()`, rather than poking each: fewer than a poke of its own costs (it maps the page
-/// into the poking mm and switches to it and back).
-const DISARM_GAP: usize = 64;
-/// The longest window `disarm_kprobes` writes at once (a buffer on the stack).
-const DISARM_WINDOW: usize = 256;
+/// The most breakpoints `disarm_kprobes` writes back in one session of the poking mm (with
+/// interrupts disabled throughout).
+const DISARM_CHUNK: usize = 64;
 /// `MCOUNT_INSN_SIZE`: the size of an ftrace site.
 const MCOUNT_INSN_SIZE: usize = 5;
 
@@ -506,45 +502,35 @@ impl ArchHooks<Kernel> for X86 {
 
     const BATCHES_DISARM: bool = true;
 
-    /// One `text_poke_sync()` for all (C: one per probe), and one `text_poke()` for breakpoints
-    /// close together: those at most [`DISARM_GAP`] bytes apart on one page are written as one
-    /// window of at most [`DISARM_WINDOW`] bytes, the bytes between them read and written back
-    /// unchanged (text_mutex is held, so nothing else writes text, and a CPU executing there
-    /// fetches the same bytes). Each breakpoint becomes its original byte in one store, as with
+    /// The breakpoints' original bytes written back [`DISARM_CHUNK`] at a time, each chunk in one
+    /// session of the poking mm (`text_poke_bytes()`; C: one `text_poke()` per probe, each
+    /// loading the poking mm, mapping its page and flushing), and one `text_poke_sync()` for all
+    /// (C: one per probe). Each breakpoint becomes its original byte in one store, as with
     /// `disarm_kprobe`; a CPU that still traps on it before the synchronisation finds its probe,
     /// still in the hash.
     fn disarm_kprobes(s: &Kernel, probes: impl Iterator<Item = Kp>) {
-        let mut buf = [0u8; DISARM_WINDOW];
-        // The bytes `start..start + len` are in `buf[..len]`, ready to write.
-        let mut start = 0;
-        let mut len = 0;
-        let flush = |start: usize, bytes: &[u8]| {
-            if !bytes.is_empty() {
-                // SAFETY: `bytes` are the text at `start`, on one page, with breakpoints of
-                // probes being disarmed replaced by their original bytes; text_mutex held.
-                unsafe { text_poke(start, bytes) };
-            }
+        let mut addrs = [0usize; DISARM_CHUNK];
+        let mut bytes = [0u8; DISARM_CHUNK];
+        let mut n = 0;
+        let write = |addrs: &[usize], bytes: &[u8]| {
+            // SAFETY: each address is the breakpoint of a probe being disarmed, and its byte
+            // the one that breakpoint replaced; text_mutex held; synchronised below.
+            unsafe { text_poke_bytes(addrs, bytes) };
         };
         for p in probes {
             let addr = s.addr(p);
             // SAFETY: `p` is live.
             let opcode = unsafe { (*p.as_ptr()).opcode };
             perf_text_poke(addr, &[dec::INT3_INSN_OPCODE], &[opcode]);
-            let end = start + len;
-            let joins = len != 0
-                && addr >= end
-                && addr - end <= DISARM_GAP
-                && addr - start < DISARM_WINDOW
-                && addr / PAGE_SIZE == start / PAGE_SIZE;
-            if !(joins && read_kernel_into(end, &mut buf[len..addr - start])) {
-                flush(start, &buf[..len]);
-                start = addr;
+            if n == DISARM_CHUNK {
+                write(&addrs, &bytes);
+                n = 0;
             }
-            let at = addr - start;
-            buf[at] = opcode;
-            len = at + 1;
+            addrs[n] = addr;
+            bytes[n] = opcode;
+            n += 1;
         }
-        flush(start, &buf[..len]);
+        write(&addrs[..n], &bytes[..n]);
         text_poke_sync();
     }
 

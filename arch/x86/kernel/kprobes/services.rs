@@ -31,7 +31,7 @@ pub(crate) fn read_kernel<const N: usize>(addr: usize) -> Option<[u8; N]> {
 
 /// Fills `buf` with the kernel memory at `addr` (`copy_from_kernel_nofault()`); false if it
 /// cannot be read.
-pub(crate) fn read_kernel_into(addr: usize, buf: &mut [u8]) -> bool {
+fn read_kernel_into(addr: usize, buf: &mut [u8]) -> bool {
     // SAFETY: `buf` is valid for writes of its length; the source is checked by the nofault
     // copy.
     let ret = unsafe {
@@ -70,6 +70,20 @@ pub(crate) fn perf_text_poke(addr: usize, old: &[u8], new: &[u8]) {
 pub(crate) unsafe fn text_poke(addr: usize, bytes: &[u8]) {
     // SAFETY: by the function's contract; `bytes` is valid for its length.
     unsafe { bindings::text_poke(addr as *mut c_void, bytes.as_ptr().cast(), bytes.len()) };
+}
+
+/// `text_poke_bytes(addrs, bytes, nr)`: writes `bytes[i]` at `addrs[i]` for every `i`, as
+/// `text_poke()` of each byte, in one session of the poking mm with interrupts disabled.
+///
+/// # Safety
+///
+/// Each address is kernel text that no CPU executes in a way the write of its byte can break;
+/// `text_mutex` is held.
+pub(crate) unsafe fn text_poke_bytes(addrs: &[usize], bytes: &[u8]) {
+    let nr = addrs.len().min(bytes.len());
+    // SAFETY: by the function's contract; both arrays are valid for `nr` elements, and
+    // `usize` is `unsigned long`.
+    unsafe { bindings::text_poke_bytes(addrs.as_ptr().cast(), bytes.as_ptr(), nr) };
 }
 
 /// `text_poke_bp(addr, bytes, len, NULL)`: replaces one instruction of live text through an
