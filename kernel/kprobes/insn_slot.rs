@@ -77,6 +77,10 @@ pub trait InsnCache: Report {
     fn free_hint(&self) -> Option<Self::Page>;
     /// Sets [`InsnCache::free_hint`].
     fn set_free_hint(&self, pg: Option<Self::Page>);
+    /// The pages on either side of the linked page `pg` in the cache's list (`kip->list.prev`,
+    /// toward the newest page, and `.next`), `None` where the list head is (Rust only: where
+    /// the free hint goes next).
+    fn neighbours(&self, pg: Self::Page) -> [Option<Self::Page>; 2];
 
     /// `kmalloc` a page descriptor and `c->alloc()` its page; all slots CLEAN, counters 0.
     fn alloc_page(&self) -> Option<Self::Page>;
@@ -149,7 +153,9 @@ fn collect_one_slot<C: InsnCache>(c: &C, pg: C::Page, idx: usize) -> bool {
         // Keep the last page so the next probe need not set one up again.
         if !c.is_only_page(pg) {
             if c.free_hint() == Some(pg) {
-                c.set_free_hint(None);
+                // Frees in the order the slots were taken move to the next newer page.
+                let [newer, older] = c.neighbours(pg);
+                c.set_free_hint(newer.or(older));
             }
             c.remove_page(pg);
             c.synchronize_rcu();
@@ -193,9 +199,15 @@ pub fn free_insn_slot<C: InsnCache>(c: &C, slot: usize, dirty: bool) -> bool {
         // The pages' slot ranges do not overlap, so the page the last free found is, if it
         // holds the slot, the one C's walk finds; slots freed in a row (a batch's bottom
         // halves) mostly share pages, which the walk would reach one page list later each.
-        let mut hit = c
-            .free_hint()
-            .and_then(|pg| index_on(pg).map(|idx| (pg, idx)));
+        // Else a page next to it: frees in the order the slots were taken (or the reverse)
+        // leave one page for the next newer (older) one, which the walk from the newest page
+        // reaches only after all those taken since (before).
+        let at = |pg: Option<C::Page>| pg.and_then(|pg| index_on(pg).map(|idx| (pg, idx)));
+        let hint = c.free_hint();
+        let mut hit = at(hint).or_else(|| {
+            let [newer, older] = c.neighbours(hint?);
+            at(newer).or_else(|| at(older))
+        });
         if hit.is_none() {
             let _ = c.for_each_page(|pg| match index_on(pg) {
                 Some(idx) => {

@@ -32,7 +32,7 @@ use super::store::{
     KPROBE_FLAG_OPTIMIZED, KPROBE_TABLE_SIZE,
 };
 use super::table::{
-    aggr_kprobe_disabled, for_each_kprobe, get_kprobe, get_valid_kprobe, kprobe_unused,
+    aggr_kprobe_disabled, for_each_kprobe, get_kprobe, get_valid_kprobe, kprobe_unused, owner_among,
 };
 use super::text::{FtraceOps, ProbeFields};
 
@@ -684,6 +684,16 @@ pub fn disable_kprobe_locked<A: Arch>(
 ) -> Result<A::Probe> {
     a.assert_kprobe_mutex_held();
     let orig_p = get_valid_kprobe(a, p).ok_or(Errno::EINVAL)?;
+    disable_found_locked(a, st, p, orig_p)
+}
+
+/// The rest of [`disable_kprobe_locked`], `orig_p` being what `get_valid_kprobe(p)` found.
+fn disable_found_locked<A: Arch>(
+    a: &A,
+    st: &mut KprobeState,
+    p: A::Probe,
+    orig_p: A::Probe,
+) -> Result<A::Probe> {
     if !flags_disabled(a.flags(p)) {
         if p != orig_p {
             set_flag(a, p, KPROBE_FLAG_DISABLED);
@@ -704,12 +714,19 @@ pub fn disable_kprobe_locked<A: Arch>(
 
 /// `__unregister_kprobe_top()`: disable, disarm, unlink (no RCU wait).
 pub fn unregister_kprobe_top<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -> Result {
+    a.assert_kprobe_mutex_held();
+    let mut orig_p = valid_entry(a, st, p);
     // C has unlinked the hash entry at this address already (the same probe given twice in
     // the batch): what the batch deferred is done now, so that `p` is found gone, as in C.
-    if st.disarm_deferred && a.disarm_batch_unlinked(st, a.addr(p)) {
+    // An entry whose unlink waits is disabled, so only a disabled one is looked up.
+    if st.disarm_deferred
+        && orig_p.is_some_and(|o| flags_disabled(a.flags(o)))
+        && a.disarm_batch_unlinked(st, a.addr(p))
+    {
         flush_disarms(a, st);
+        orig_p = valid_entry(a, st, p);
     }
-    let ap = disable_kprobe_locked(a, st, p)?;
+    let ap = disable_found_locked(a, st, p, orig_p.ok_or(Errno::EINVAL)?)?;
     if ap == p {
         unlink_kprobe(a, st, ap);
         return Ok(());
@@ -750,7 +767,54 @@ fn unlink_kprobe<A: Arch>(a: &A, st: &mut KprobeState, ap: A::Probe) {
     if st.disarm_deferred && a.disarm_batch_defer_unlink(st, a.addr(ap)) {
         return;
     }
-    a.hlist_del_rcu(ap);
+    hash_del(a, st, ap);
+}
+
+/// `hlist_del_rcu(&p->hlist)`, and out of the batch's entry index if there is one.
+fn hash_del<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) {
+    a.hlist_del_rcu(p);
+    if st.entry_indexed {
+        a.entry_index_remove(st, a.addr(p));
+    }
+}
+
+/// `get_valid_kprobe(p)`, through the batch's entry index if there is one.
+fn valid_entry<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -> Option<A::Probe> {
+    if !st.entry_indexed {
+        return get_valid_kprobe(a, p);
+    }
+    let entry = a.entry_index_get(st, a.addr(p));
+    owner_among(a, p, entry)
+}
+
+/// Indexes the hash entries for the top halves of an unregistration batch of `batch` probes
+/// (`ProbeStore::entry_index_begin`); true when the index is complete.
+fn build_entry_index<A: Arch>(a: &A, st: &mut KprobeState, batch: usize) -> bool {
+    let mut entries = 0usize;
+    for bucket in 0..KPROBE_TABLE_SIZE {
+        let _ = a.for_each_in_bucket(bucket, |_| {
+            entries += 1;
+            ControlFlow::Continue(())
+        });
+    }
+    if !a.entry_index_begin(st, batch, entries) {
+        return false;
+    }
+    let mut complete = true;
+    for bucket in 0..KPROBE_TABLE_SIZE {
+        let r = a.for_each_in_bucket(bucket, |p| {
+            if a.entry_index_insert(st, p) {
+                ControlFlow::Continue(())
+            } else {
+                ControlFlow::Break(())
+            }
+        });
+        complete &= r.is_continue();
+    }
+    if !complete {
+        a.entry_index_end(st);
+    }
+    complete
 }
 
 /// `__unregister_kprobe_bottom()`: after the grace period, release what `p` held.
@@ -857,6 +921,8 @@ fn unregister_tops_locked<A: Arch, E: Copy>(
             }
         }
     };
+    // Rust only: a large batch looks its hash entries up in an index of them.
+    st.entry_indexed = entries.len() > 1 && build_entry_index(a, st, entries.len());
     // A batch of int3 probes is disarmed under one hold of the text locks rather than one per
     // probe (C's order kept: kprobe_mutex, cpus_read_lock, text_mutex). Not with an ftrace
     // probe in it: ftrace takes text_mutex itself.
@@ -889,6 +955,10 @@ fn unregister_tops_locked<A: Arch, E: Copy>(
     } else {
         tops(st);
     }
+    if st.entry_indexed {
+        st.entry_indexed = false;
+        a.entry_index_end(st);
+    }
 }
 
 /// How many breakpoint removals an unregistration batch records before it writes them: as
@@ -900,11 +970,11 @@ const DISARM_BATCH_WRITE: usize = KPROBE_TABLE_SIZE;
 /// removal was waiting for that (`unregister_tops_locked`).
 fn flush_disarms<A: Arch>(a: &A, st: &mut KprobeState) {
     st.disarm_recorded = 0;
-    a.disarm_batch_flush(st, |records| {
+    a.disarm_batch_flush(st, |st, records| {
         // Each recorded probe is still a hash entry.
         a.disarm_kprobes(records.iter().map(|r| r.probe));
         for r in records.iter().filter(|r| r.unlink) {
-            a.hlist_del_rcu(r.probe);
+            hash_del(a, st, r.probe);
         }
     });
 }

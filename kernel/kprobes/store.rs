@@ -121,6 +121,10 @@ pub struct KprobeState {
     pub disarm_deferred: bool,
     /// Breakpoint removals recorded since the batch last wrote them.
     pub disarm_recorded: usize,
+    /// The top halves of an unregistration batch find hash entries through the store's index
+    /// of them by address (`ProbeStore::entry_index_begin`, Rust only: C walks the probe's hash
+    /// chain for each).
+    pub entry_indexed: bool,
 }
 
 impl KprobeState {
@@ -138,6 +142,7 @@ impl KprobeState {
             ftrace_batch_entry: 0,
             disarm_deferred: false,
             disarm_recorded: 0,
+            entry_indexed: false,
             ftrace_remove_deferred: false,
         }
     }
@@ -206,8 +211,7 @@ pub trait ProbeStore {
     }
 
     /// Storage for the breakpoints an unregistration batch of breakpoint probes removes (Rust
-    /// only): room to record `room` of them between two writes, each found again by address in
-    /// constant time. False when it cannot be had (no memory, or the platform does not batch):
+    /// only): room to record `room` of them between two writes. False when it cannot be had (no memory, or the platform does not batch):
     /// each breakpoint is then removed on its own, as C does.
     fn disarm_batch_begin(&self, _st: &mut KprobeState, _room: usize) -> bool {
         false
@@ -226,16 +230,39 @@ pub trait ProbeStore {
     fn disarm_batch_unlinked(&self, _st: &mut KprobeState, _addr: usize) -> bool {
         false
     }
-    /// Calls `f` with the records in address order, then forgets them (the storage stays).
+    /// Calls `f` with `st` and the records in address order, then forgets them (the storage
+    /// stays).
     fn disarm_batch_flush(
         &self,
-        _st: &mut KprobeState,
-        f: impl FnOnce(&[DisarmRecord<Self::Probe>]),
+        st: &mut KprobeState,
+        f: impl FnOnce(&mut KprobeState, &[DisarmRecord<Self::Probe>]),
     ) {
-        f(&[])
+        f(st, &[])
     }
     /// Frees the storage (nothing is recorded any more).
     fn disarm_batch_end(&self, _st: &mut KprobeState) {}
+
+    /// An index of the hash entries by address, for the top halves of an unregistration batch
+    /// of `batch` probes while the hash holds `entries` (Rust only: C walks a probe's hash
+    /// chain for each, and in a batch of thousands the chains are hundreds long). Room for
+    /// `entries`. False when the store finds no gain in one for such a batch, or no memory:
+    /// the chains are walked, as in C. While the index lives the caller keeps it the hash's
+    /// copy: nothing joins the hash, and each entry that leaves it is removed.
+    fn entry_index_begin(&self, _st: &mut KprobeState, _batch: usize, _entries: usize) -> bool {
+        false
+    }
+    /// Adds hash entry `p`; false when there is no room left.
+    fn entry_index_insert(&self, _st: &mut KprobeState, _p: Self::Probe) -> bool {
+        false
+    }
+    /// `get_kprobe(addr)`, from the index.
+    fn entry_index_get(&self, _st: &mut KprobeState, _addr: usize) -> Option<Self::Probe> {
+        None
+    }
+    /// The hash entry at `addr` has left the hash.
+    fn entry_index_remove(&self, _st: &mut KprobeState, _addr: usize) {}
+    /// Frees the index.
+    fn entry_index_end(&self, _st: &mut KprobeState) {}
 
     /// `READ_ONCE(p->addr)`.
     fn addr(&self, p: Self::Probe) -> usize;

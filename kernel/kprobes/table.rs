@@ -97,7 +97,12 @@ pub fn kprobe_unused<S: ProbeStore>(s: &S, p: S::Probe) -> bool {
 /// Caller holds `kprobe_mutex`.
 pub fn get_valid_kprobe<S: ProbeStore>(s: &S, p: S::Probe) -> Option<S::Probe> {
     s.assert_kprobe_mutex_held();
-    let ap = get_kprobe(s, s.addr(p))?;
+    owner_among(s, p, get_kprobe(s, s.addr(p)))
+}
+
+/// The rest of [`get_valid_kprobe`], `entry` being the hash entry at `p`'s address.
+pub fn owner_among<S: ProbeStore>(s: &S, p: S::Probe, entry: Option<S::Probe>) -> Option<S::Probe> {
+    let ap = entry?;
     if ap == p {
         return Some(ap);
     }

@@ -27,7 +27,7 @@ IMPLS = ("c", "rust", "rust-arch")
 IMPL_DESCRIPTIONS = {
     "c": "upstream C core and C arch",
     "rust": "Rust core, upstream C arch",
-    "rust-arch": "Rust core and Rust arch layer (x86_64, arm64, riscv)",
+    "rust-arch": "Rust core and Rust arch layer (x86_64, arm64, riscv, loongarch)",
 }
 # How check lines and notes name an implementation beside C.
 IMPL_LABELS = {"c": "C", "rust": "Rust", "rust-arch": "rust-arch"}

@@ -465,6 +465,17 @@ impl InsnCache for Cache {
         let (next, prev) = unsafe { ((*list).next, (*list).prev) };
         next != list && next == prev
     }
+    fn neighbours(&self, pg: Self::Page) -> [Option<Self::Page>; 2] {
+        // SAFETY: only the address of the cache's list head is formed (the cache is live).
+        let head = unsafe { ptr::addr_of_mut!((*self.ptr()).pages) };
+        let list = pg.list();
+        // SAFETY: `pg` is linked in this cache and the cache mutex is held (the trait's
+        // contract), so its neighbours are linked nodes of the list.
+        let (prev, next) = unsafe { ((*list).prev, (*list).next) };
+        // SAFETY: a node of `pages` other than the head is a page descriptor's `list`.
+        let page = |node| (node != head).then(|| unsafe { Page::from_list(node) });
+        [page(prev), page(next)]
+    }
     fn remove_page(&self, pg: Self::Page) {
         // SAFETY: cache mutex held; `pg` linked in this cache.
         unsafe { rkp_insn_page_remove(self.ptr(), pg.list(), pg.insns()) };

@@ -29,6 +29,7 @@ macro_rules! nokprobe {
 pub mod carch;
 pub mod debugfs;
 mod disarm_batch;
+mod entry_index;
 pub mod exports;
 #[cfg(CONFIG_KPROBES_RUST_ARCH)]
 #[macro_use]

@@ -24,6 +24,7 @@ use kernel::bindings;
 use kernel::sync::lock::{mutex::MutexBackend, Guard, Lock};
 
 use super::disarm_batch;
+use super::entry_index;
 #[cfg(CONFIG_KPROBES_ON_FTRACE)]
 use super::ftrace_batch;
 use super::helpers::*;
@@ -397,11 +398,31 @@ impl ProbeStore for Kernel {
     fn disarm_batch_unlinked(&self, st: &mut KprobeState, addr: usize) -> bool {
         disarm_batch::unlinked(st, addr)
     }
-    fn disarm_batch_flush(&self, st: &mut KprobeState, f: impl FnOnce(&[DisarmRecord<Kp>])) {
+    fn disarm_batch_flush(
+        &self,
+        st: &mut KprobeState,
+        f: impl FnOnce(&mut KprobeState, &[DisarmRecord<Kp>]),
+    ) {
         disarm_batch::flush(st, f)
     }
     fn disarm_batch_end(&self, st: &mut KprobeState) {
         disarm_batch::end(st)
+    }
+
+    fn entry_index_begin(&self, st: &mut KprobeState, batch: usize, entries: usize) -> bool {
+        entry_index::begin(st, batch, entries)
+    }
+    fn entry_index_insert(&self, st: &mut KprobeState, p: Kp) -> bool {
+        entry_index::insert(st, p, self.addr(p))
+    }
+    fn entry_index_get(&self, st: &mut KprobeState, addr: usize) -> Option<Kp> {
+        entry_index::get(st, addr)
+    }
+    fn entry_index_remove(&self, st: &mut KprobeState, addr: usize) {
+        entry_index::remove(st, addr)
+    }
+    fn entry_index_end(&self, st: &mut KprobeState) {
+        entry_index::end(st)
     }
 
     #[inline(always)]

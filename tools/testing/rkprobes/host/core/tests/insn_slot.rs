@@ -149,6 +149,18 @@ impl InsnCache for SimCache {
         self.locked();
         self.free_hint.set(pg);
     }
+    fn neighbours(&self, pg: usize) -> [Option<usize>; 2] {
+        self.locked();
+        let order = self.order.borrow();
+        let i = order
+            .iter()
+            .position(|&q| q == pg)
+            .expect("neighbours of an unlinked page");
+        [
+            i.checked_sub(1).map(|j| order[j]),
+            order.get(i + 1).copied(),
+        ]
+    }
     fn alloc_page(&self) -> Option<usize> {
         if self.alloc_fails.get() {
             return None;

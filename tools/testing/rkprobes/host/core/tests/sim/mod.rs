@@ -13,7 +13,7 @@
 #![allow(dead_code)]
 
 use std::cell::{Cell, RefCell, RefMut};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 
 use rkprobes_core::arch::{Arch, ArchHooks};
@@ -210,6 +210,9 @@ struct Inner {
     disarms: Option<(usize, Vec<DisarmRecord<Pid>>)>,
     /// While a disarm batch's records are written: the addresses written, in order.
     disarms_written: Option<Vec<usize>>,
+    /// An unregistration batch's index of the hash entries by address (room, entries; `None`
+    /// for one that left the hash), when `batching` allows it.
+    entry_index: Option<(usize, BTreeMap<usize, Option<Pid>>)>,
     /// Probes disarmed through `disarm_kprobes` (the batch hook).
     batch_disarmed: u64,
     optimizable: BTreeSet<usize>,
@@ -440,6 +443,7 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
                 batch: None,
                 disarms: None,
                 disarms_written: None,
+                entry_index: None,
                 batch_disarmed: 0,
                 optimizable,
                 rcu_syncs: 0,
@@ -1036,12 +1040,16 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
         let (_, v) = self.inner().disarms.take().expect("a disarm batch");
         assert!(v.is_empty(), "records left: {v:x?}");
     }
-    fn disarm_batch_flush(&self, _st: &mut KprobeState, f: impl FnOnce(&[DisarmRecord<Pid>])) {
+    fn disarm_batch_flush(
+        &self,
+        st: &mut KprobeState,
+        f: impl FnOnce(&mut KprobeState, &[DisarmRecord<Pid>]),
+    ) {
         let mut records =
             core::mem::take(&mut self.inner().disarms.as_mut().expect("a disarm batch").1);
         records.sort_unstable_by_key(|r| r.addr);
         self.inner().disarms_written = Some(Vec::new());
-        f(&records);
+        f(st, &records);
         // Every breakpoint is written before the first unlink.
         let written = self.inner().disarms_written.take().unwrap_or_default();
         let recorded: Vec<usize> = records.iter().map(|r| r.addr).collect();
@@ -1049,6 +1057,54 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
             written, recorded,
             "the recorded breakpoints, each written once"
         );
+    }
+    // Every batch of two or more gets an index here, so that the batch tests exercise it;
+    // each answer is checked against the hash itself.
+    fn entry_index_begin(&self, _st: &mut KprobeState, batch: usize, entries: usize) -> bool {
+        self.assert_kprobe_mutex_held();
+        let mut i = self.inner();
+        let counted: usize = i.buckets.iter().map(|b| b.len()).sum();
+        assert_eq!(entries, counted, "entry_index_begin: the hash's entries");
+        if !i.batching || batch < 2 || i.entry_index.is_some() {
+            return false;
+        }
+        i.entry_index = Some((entries, BTreeMap::new()));
+        true
+    }
+    fn entry_index_insert(&self, _st: &mut KprobeState, p: Pid) -> bool {
+        let addr = self.addr(p);
+        let mut i = self.inner();
+        let (room, m) = i.entry_index.as_mut().expect("an entry index");
+        if m.len() == *room {
+            return false;
+        }
+        assert!(
+            m.insert(addr, Some(p)).is_none(),
+            "two entries at {addr:#x}"
+        );
+        true
+    }
+    fn entry_index_get(&self, _st: &mut KprobeState, addr: usize) -> Option<Pid> {
+        let found = {
+            let i = self.inner();
+            let (_, m) = i.entry_index.as_ref().expect("an entry index");
+            m.get(&addr).copied().flatten()
+        };
+        assert_eq!(
+            found,
+            table::get_kprobe(self, addr),
+            "the entry index and the hash disagree at {addr:#x}"
+        );
+        found
+    }
+    fn entry_index_remove(&self, _st: &mut KprobeState, addr: usize) {
+        let mut i = self.inner();
+        let (_, m) = i.entry_index.as_mut().expect("an entry index");
+        let e = m.get_mut(&addr).expect("an indexed entry");
+        assert!(e.take().is_some(), "{addr:#x} removed twice");
+    }
+    fn entry_index_end(&self, _st: &mut KprobeState) {
+        self.inner().entry_index.take().expect("an entry index");
     }
     fn addr(&self, p: Pid) -> usize {
         self.rec(p, |r| r.addr)
@@ -1166,6 +1222,7 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
     }
     fn hlist_add_head_rcu(&self, bucket: usize, p: Pid) {
         let mut i = self.inner();
+        assert!(i.entry_index.is_none(), "a hash add under an entry index");
         assert!(!i.buckets.iter().any(|b| b.contains(&p)), "double hash add");
         i.buckets[bucket].insert(0, p);
         i.recs[p.0].hlist = HState::Hashed;
@@ -1197,6 +1254,10 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
     }
     fn hlist_replace_rcu(&self, old: Pid, new: Pid) {
         let mut i = self.inner();
+        assert!(
+            i.entry_index.is_none(),
+            "a hash replace under an entry index"
+        );
         let mut found = false;
         for b in i.buckets.iter_mut() {
             if let Some(k) = b.iter().position(|&q| q == old) {
