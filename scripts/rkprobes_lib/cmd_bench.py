@@ -72,13 +72,14 @@ REG_CASES = [
     ("regn1000", 0, "register_kprobes, 1000 probes (per probe)"),
     ("regn1000", 1, "unregister_kprobes, 1000 probes (per probe)"),
 ]
-# The bulk registration rows (issue 19): (key, index, label, goal of Rust/C); by symbol name, one
-# probe per function; "vmlinux": functions spread over the kernel's text (most of them ftrace
+# The bulk registration rows (issue 19): (key, index, label, goal of Rust/C: 0.10 for 1000 probes
+# or more, registering and unregistering, as the issue asks); by symbol name, one probe per
+# function; "vmlinux": functions spread over the kernel's text (most of them ftrace
 # sites), "module": rkb_mf_NNNN of the benchmark module (int3 probes).
 BULK_CASES = [
     (f"bulk{k}{n}", i, f"{('register', 'unregister')[i]}_{'kretprobes' if k == 'r' else 'kprobes'}, {n} "
      f"{'vmlinux' if k == 'v' else 'module'} functions by name (per probe)",
-     0.10 if i == 0 and n >= 1000 else 1.00)
+     0.10 if n >= 1000 else 1.00)
     for k, ns in (("v", (100, 1000, 10000)), ("m", (100, 1000, 10000)), ("r", (1000,)))
     for n in ns for i in (0, 1)
 ]
@@ -424,8 +425,8 @@ def build_table(columns, boots, reps, calls, rust_absent, failed=None, impls=Non
                 goals = {lbl: goal for _, _, lbl, goal in BULK_CASES}
                 over = [f"{lbl} ({r:.2f} > {goals[lbl.split(' (guest ns')[0]]:.2f})" for r, lbl in ratios[o]["bulk"]
                         if r > goals[lbl.split(" (guest ns")[0]]]
-                notes.append(f"Goal {head}/C, bulk registration (<= 0.10 registering 1000 probes or more, <= 1.00 "
-                             "otherwise): " + ("met" if not over else "MISSED: " + "; ".join(over)))
+                notes.append(f"Goal {head}/C, bulk registration (<= 0.10 registering or unregistering 1000 probes "
+                             "or more, <= 1.00 otherwise): " + ("met" if not over else "MISSED: " + "; ".join(over)))
     for _, col in present:
         b = col.boots[0] if col.boots else None
         if b and "valid" in b.bulk:

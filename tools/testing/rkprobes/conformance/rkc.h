@@ -188,6 +188,10 @@ int rkc_f_warn(int a);
 int rkc_f_optblock(int a);
 int rkc_f_bl_inner(int a);
 int rkc_f_bl_next(int a);
+/* A run of RKC_SLED_NOPS NOPs, from rkc_sled_offsets[0] to [1] in rkc_f_sled. */
+#define RKC_SLED_NOPS	2100
+int rkc_f_sled(int a);
+extern const u32 rkc_sled_offsets[2];
 
 /* The bytes of RKC_NOP8_ASM (rkc_sites.c). */
 extern const u8 rkc_nop8[8];

@@ -45,6 +45,11 @@
  *	address, by symbol, kprobe and kretprobe) and stays registered once;
  *	unregistering leaves KPROBE_FLAG_DISABLED in flags, so registered again
  *	it is disabled until enable_kprobe().
+ * rkc_unregister_big_batch - unregister_kprobes() of 2100 probes (the Rust
+ *	core looks the hash entries of a batch of 2048 or more up in an index),
+ *	with one of them given again at the end and a never-registered probe at
+ *	the address of another: the n - 1 keep addr, the two others get NULL,
+ *	nothing hits after, and an address of the batch takes a probe again.
  * rkc_unregister_unregistered - unregistering a never-registered kprobe
  *	sets addr to NULL and is harmless, also when another probe sits at that
  *	address and inside a batch; enable/disable of it give -EINVAL;
@@ -724,6 +729,66 @@ static void rkc_unregister_unregistered(struct kunit *test)
 	rkc_f_batch3(1);
 	rkc_f_batch1(1);
 	RKC_EXPECT_INT(test, "batch_twice.hits_after", w->pre + x->pre + x2->pre + x2->post, 0);
+}
+
+static atomic_t rkc_sled_hits;
+
+static int rkc_sled_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	atomic_inc(&rkc_sled_hits);
+	return 0;
+}
+
+static void rkc_unregister_big_batch(struct kunit *test)
+{
+	unsigned long start = (unsigned long)rkc_f_sled + rkc_sled_offsets[0];
+	unsigned long step = (rkc_sled_offsets[1] - rkc_sled_offsets[0]) / RKC_SLED_NOPS;
+	struct kprobe *probes, **kps, *stranger, *again;
+	int i, n = RKC_SLED_NOPS, kept = 0, ret;
+
+	probes = kunit_kcalloc(test, n + 2, sizeof(*probes), GFP_KERNEL);
+	kps = kunit_kcalloc(test, n + 2, sizeof(*kps), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, probes);
+	KUNIT_ASSERT_NOT_NULL(test, kps);
+	for (i = 0; i < n; i++) {
+		probes[i].addr = (kprobe_opcode_t *)(start + i * step);
+		probes[i].pre_handler = rkc_sled_pre;
+		kps[i] = &probes[i];
+	}
+	ret = register_kprobes(kps, n);
+	RKC_EXPECT_INT(test, "register.ret", ret, 0);
+	if (ret)
+		return;
+	atomic_set(&rkc_sled_hits, 0);
+	rkc_f_sled(1);
+	RKC_EXPECT_INT(test, "hits_before", atomic_read(&rkc_sled_hits), n);
+
+	/*
+	 * After the n registered probes: one of them again (gone by then), and a
+	 * never-registered probe at the address of another (gone too).
+	 */
+	stranger = &probes[n];
+	stranger->addr = probes[5].addr;
+	kps[n] = &probes[7];
+	kps[n + 1] = stranger;
+	unregister_kprobes(kps, n + 2);
+	for (i = 0; i < n; i++)
+		kept += i != 7 && probes[i].addr;
+	RKC_EXPECT_INT(test, "unregister.addr_kept", kept, n - 1);
+	RKC_EXPECT_INT(test, "unregister.twice_addr_null", probes[7].addr == NULL, 1);
+	RKC_EXPECT_INT(test, "unregister.stranger_addr_null", stranger->addr == NULL, 1);
+	atomic_set(&rkc_sled_hits, 0);
+	rkc_f_sled(1);
+	RKC_EXPECT_INT(test, "hits_after", atomic_read(&rkc_sled_hits), 0);
+
+	/* An address of the batch takes a probe again. */
+	again = &probes[n + 1];
+	again->addr = (kprobe_opcode_t *)(start + 5 * step);
+	again->pre_handler = rkc_sled_pre;
+	RKC_EXPECT_INT(test, "again.ret", rkc_reg_kp(test, again), 0);
+	rkc_f_sled(1);
+	RKC_EXPECT_INT(test, "again.hits", atomic_read(&rkc_sled_hits), 1);
+	rkc_unreg_kp(test, again);
 }
 
 static void rkc_unregister_unregistered_kretprobe(struct kunit *test)
@@ -1923,6 +1988,7 @@ static struct kunit_case rkc_cases[] = {
 	KUNIT_CASE(rkc_register_fields),
 	KUNIT_CASE(rkc_reregister),
 	KUNIT_CASE(rkc_unregister_unregistered),
+	KUNIT_CASE(rkc_unregister_big_batch),
 	KUNIT_CASE(rkc_batch_rollback),
 	KUNIT_CASE(rkc_batch_ftrace),
 	KUNIT_CASE(rkc_three_probes),

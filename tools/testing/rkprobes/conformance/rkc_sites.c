@@ -14,6 +14,7 @@
 #include <linux/kallsyms.h>
 #include <linux/module.h>
 #include <linux/string.h>
+#include <linux/stringify.h>
 
 #include "rkc.h"
 
@@ -124,6 +125,22 @@ noinline notrace int rkc_f_past(int a)
 noinline notrace int rkc_f_past2(int a)
 {
 	return rkc_body(a);
+}
+
+/*
+ * RKC_SLED_NOPS NOPs, one probe on each for a batch larger than the one from
+ * which the Rust core looks hash entries up in an index
+ * (rkc_unregister_big_batch); rkc_sled_offsets holds the offsets of the first
+ * NOP and of the end of the last in the function (differences the assembler
+ * resolves: no relocation to text, which objtool would flag with IBT).
+ */
+noinline notrace int rkc_f_sled(int a)
+{
+	asm volatile("1:\n\t.rept " __stringify(RKC_SLED_NOPS) "\n\tnop\n\t.endr\n2:\n\t"
+		     ".pushsection .rodata\n\t.balign 4\n\t.globl rkc_sled_offsets\n"
+		     "rkc_sled_offsets:\n\t.long 1b - rkc_f_sled, 2b - rkc_f_sled\n\t"
+		     ".popsection" ::: "memory");
+	return a + 1;
 }
 
 /* ftrace sites for batches (rkc_batch_ftrace). */
