@@ -188,10 +188,13 @@ int rkc_f_warn(int a);
 int rkc_f_optblock(int a);
 int rkc_f_bl_inner(int a);
 int rkc_f_bl_next(int a);
-/* A run of RKC_SLED_NOPS NOPs, from rkc_sled_offsets[0] to [1] in rkc_f_sled. */
-#define RKC_SLED_NOPS	2100
-int rkc_f_sled(int a);
-extern const u32 rkc_sled_offsets[2];
+/*
+ * RKC_SLED_FNS functions (rkc_sleds[]), each a run of RKC_SLED_NOPS
+ * RKC_NOP8_ASM sites (rkc_sites.c).
+ */
+#define RKC_SLED_FNS	30
+#define RKC_SLED_NOPS	70
+extern int (*const rkc_sleds[RKC_SLED_FNS])(int a);
 
 /* The bytes of RKC_NOP8_ASM (rkc_sites.c). */
 extern const u8 rkc_nop8[8];

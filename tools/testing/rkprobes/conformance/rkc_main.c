@@ -739,19 +739,38 @@ static int rkc_sled_pre(struct kprobe *p, struct pt_regs *regs)
 	return 0;
 }
 
+/* Calls every sled function (every probe of rkc_unregister_big_batch). */
+static void rkc_run_sleds(void)
+{
+	int f;
+
+	for (f = 0; f < RKC_SLED_FNS; f++)
+		rkc_sleds[f](1);
+}
+
+/* The address of the @i-th site of the sleds, NULL if its function has none. */
+static kprobe_opcode_t *rkc_sled_site(int i)
+{
+	void *fn = rkc_sleds[i / RKC_SLED_NOPS];
+	int off = rkc_nop8_offset(fn);
+
+	if (off < 0)
+		return NULL;
+	return (kprobe_opcode_t *)((u8 *)fn + off + (i % RKC_SLED_NOPS) * 8);
+}
+
 static void rkc_unregister_big_batch(struct kunit *test)
 {
-	unsigned long start = (unsigned long)rkc_f_sled + rkc_sled_offsets[0];
-	unsigned long step = (rkc_sled_offsets[1] - rkc_sled_offsets[0]) / RKC_SLED_NOPS;
+	int i, n = RKC_SLED_FNS * RKC_SLED_NOPS, kept = 0, ret;
 	struct kprobe *probes, **kps, *stranger, *again;
-	int i, n = RKC_SLED_NOPS, kept = 0, ret;
 
 	probes = kunit_kcalloc(test, n + 2, sizeof(*probes), GFP_KERNEL);
 	kps = kunit_kcalloc(test, n + 2, sizeof(*kps), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, probes);
 	KUNIT_ASSERT_NOT_NULL(test, kps);
 	for (i = 0; i < n; i++) {
-		probes[i].addr = (kprobe_opcode_t *)(start + i * step);
+		probes[i].addr = rkc_sled_site(i);
+		KUNIT_ASSERT_NOT_NULL(test, probes[i].addr);
 		probes[i].pre_handler = rkc_sled_pre;
 		kps[i] = &probes[i];
 	}
@@ -760,7 +779,7 @@ static void rkc_unregister_big_batch(struct kunit *test)
 	if (ret)
 		return;
 	atomic_set(&rkc_sled_hits, 0);
-	rkc_f_sled(1);
+	rkc_run_sleds();
 	RKC_EXPECT_INT(test, "hits_before", atomic_read(&rkc_sled_hits), n);
 
 	/*
@@ -778,15 +797,15 @@ static void rkc_unregister_big_batch(struct kunit *test)
 	RKC_EXPECT_INT(test, "unregister.twice_addr_null", probes[7].addr == NULL, 1);
 	RKC_EXPECT_INT(test, "unregister.stranger_addr_null", stranger->addr == NULL, 1);
 	atomic_set(&rkc_sled_hits, 0);
-	rkc_f_sled(1);
+	rkc_run_sleds();
 	RKC_EXPECT_INT(test, "hits_after", atomic_read(&rkc_sled_hits), 0);
 
 	/* An address of the batch takes a probe again. */
 	again = &probes[n + 1];
-	again->addr = (kprobe_opcode_t *)(start + 5 * step);
+	again->addr = rkc_sled_site(5);
 	again->pre_handler = rkc_sled_pre;
 	RKC_EXPECT_INT(test, "again.ret", rkc_reg_kp(test, again), 0);
-	rkc_f_sled(1);
+	rkc_run_sleds();
 	RKC_EXPECT_INT(test, "again.hits", atomic_read(&rkc_sled_hits), 1);
 	rkc_unreg_kp(test, again);
 }

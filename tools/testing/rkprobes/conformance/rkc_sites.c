@@ -128,20 +128,83 @@ noinline notrace int rkc_f_past2(int a)
 }
 
 /*
- * RKC_SLED_NOPS NOPs, one probe on each for a batch larger than the one from
- * which the Rust core looks hash entries up in an index
- * (rkc_unregister_big_batch); rkc_sled_offsets holds the offsets of the first
- * NOP and of the end of the last in the function (differences the assembler
- * resolves: no relocation to text, which objtool would flag with IBT).
+ * RKC_SLED_FNS functions of RKC_SLED_NOPS RKC_NOP8_ASM sites each, one probe
+ * on each site for a batch larger than the one from which the Rust core
+ * looks hash entries up in an index (rkc_unregister_big_batch). Many short
+ * functions rather than one long one: C's x86 arch decodes a probe's
+ * function from its start for each probe.
  */
-noinline notrace int rkc_f_sled(int a)
-{
-	asm volatile("1:\n\t.rept " __stringify(RKC_SLED_NOPS) "\n\tnop\n\t.endr\n2:\n\t"
-		     ".pushsection .rodata\n\t.balign 4\n\t.globl rkc_sled_offsets\n"
-		     "rkc_sled_offsets:\n\t.long 1b - rkc_f_sled, 2b - rkc_f_sled\n\t"
-		     ".popsection" ::: "memory");
-	return a + 1;
+#define RKC_SLED_FN(n)							\
+static noinline notrace int rkc_f_sled##n(int a)			\
+{									\
+	asm volatile(".rept " __stringify(RKC_SLED_NOPS) "\n\t"		\
+		     RKC_NOP8_ASM ".endr" ::: "memory");			\
+	return a + 1;							\
 }
+
+RKC_SLED_FN(0)
+RKC_SLED_FN(1)
+RKC_SLED_FN(2)
+RKC_SLED_FN(3)
+RKC_SLED_FN(4)
+RKC_SLED_FN(5)
+RKC_SLED_FN(6)
+RKC_SLED_FN(7)
+RKC_SLED_FN(8)
+RKC_SLED_FN(9)
+RKC_SLED_FN(10)
+RKC_SLED_FN(11)
+RKC_SLED_FN(12)
+RKC_SLED_FN(13)
+RKC_SLED_FN(14)
+RKC_SLED_FN(15)
+RKC_SLED_FN(16)
+RKC_SLED_FN(17)
+RKC_SLED_FN(18)
+RKC_SLED_FN(19)
+RKC_SLED_FN(20)
+RKC_SLED_FN(21)
+RKC_SLED_FN(22)
+RKC_SLED_FN(23)
+RKC_SLED_FN(24)
+RKC_SLED_FN(25)
+RKC_SLED_FN(26)
+RKC_SLED_FN(27)
+RKC_SLED_FN(28)
+RKC_SLED_FN(29)
+
+int (*const rkc_sleds[RKC_SLED_FNS])(int a) = {
+	rkc_f_sled0,
+	rkc_f_sled1,
+	rkc_f_sled2,
+	rkc_f_sled3,
+	rkc_f_sled4,
+	rkc_f_sled5,
+	rkc_f_sled6,
+	rkc_f_sled7,
+	rkc_f_sled8,
+	rkc_f_sled9,
+	rkc_f_sled10,
+	rkc_f_sled11,
+	rkc_f_sled12,
+	rkc_f_sled13,
+	rkc_f_sled14,
+	rkc_f_sled15,
+	rkc_f_sled16,
+	rkc_f_sled17,
+	rkc_f_sled18,
+	rkc_f_sled19,
+	rkc_f_sled20,
+	rkc_f_sled21,
+	rkc_f_sled22,
+	rkc_f_sled23,
+	rkc_f_sled24,
+	rkc_f_sled25,
+	rkc_f_sled26,
+	rkc_f_sled27,
+	rkc_f_sled28,
+	rkc_f_sled29,
+};
 
 /* ftrace sites for batches (rkc_batch_ftrace). */
 noinline int rkc_ft_b1(int a)
