@@ -787,9 +787,9 @@ fn valid_entry<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -> Option<A::P
     owner_among(a, p, entry)
 }
 
-/// Indexes the hash entries for the top halves of an unregistration batch of `batch` probes
+/// Indexes the hash entries for the top halves of an unregistration batch
 /// (`ProbeStore::entry_index_begin`); true when the index is complete.
-fn build_entry_index<A: Arch>(a: &A, st: &mut KprobeState, batch: usize) -> bool {
+fn build_entry_index<A: Arch>(a: &A, st: &mut KprobeState) -> bool {
     let mut entries = 0usize;
     for bucket in 0..KPROBE_TABLE_SIZE {
         let _ = a.for_each_in_bucket(bucket, |_| {
@@ -797,7 +797,7 @@ fn build_entry_index<A: Arch>(a: &A, st: &mut KprobeState, batch: usize) -> bool
             ControlFlow::Continue(())
         });
     }
-    if !a.entry_index_begin(st, batch, entries) {
+    if !a.entry_index_begin(st, entries) {
         return false;
     }
     let mut complete = true;
@@ -922,7 +922,7 @@ fn unregister_tops_locked<A: Arch, E: Copy>(
         }
     };
     // Rust only: a large batch looks its hash entries up in an index of them.
-    st.entry_indexed = entries.len() > 1 && build_entry_index(a, st, entries.len());
+    st.entry_indexed = entries.len() >= a.entry_index_min_batch() && build_entry_index(a, st);
     // A batch of int3 probes is disarmed under one hold of the text locks rather than one per
     // probe (C's order kept: kprobe_mutex, cpus_read_lock, text_mutex). Not with an ftrace
     // probe in it: ftrace takes text_mutex itself.

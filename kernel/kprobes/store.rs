@@ -242,13 +242,17 @@ pub trait ProbeStore {
     /// Frees the storage (nothing is recorded any more).
     fn disarm_batch_end(&self, _st: &mut KprobeState) {}
 
+    /// The smallest unregistration batch whose top halves look their hash entries up in an
+    /// index of them ([`ProbeStore::entry_index_begin`]); `usize::MAX`: none does.
+    fn entry_index_min_batch(&self) -> usize {
+        usize::MAX
+    }
     /// An index of the hash entries by address, for the top halves of an unregistration batch
-    /// of `batch` probes while the hash holds `entries` (Rust only: C walks a probe's hash
-    /// chain for each, and in a batch of thousands the chains are hundreds long). Room for
-    /// `entries`. False when the store finds no gain in one for such a batch, or no memory:
-    /// the chains are walked, as in C. While the index lives the caller keeps it the hash's
-    /// copy: nothing joins the hash, and each entry that leaves it is removed.
-    fn entry_index_begin(&self, _st: &mut KprobeState, _batch: usize, _entries: usize) -> bool {
+    /// (Rust only: C walks a probe's hash chain for each, and in a batch of thousands the
+    /// chains are hundreds long), with room for the `entries` the hash holds. False without
+    /// memory: the chains are walked, as in C. While the index lives the caller keeps it the
+    /// hash's copy: nothing joins the hash, and each entry that leaves it is removed.
+    fn entry_index_begin(&self, _st: &mut KprobeState, _entries: usize) -> bool {
         false
     }
     /// Adds hash entry `p`; false when there is no room left.

@@ -20,7 +20,7 @@ use crate::store::KprobeState;
 /// The smallest batch that gets an index. Building it costs about as much per hash entry as
 /// a lookup in it; a batch of `n` probes among `n` entries walks chains of `n / 64` entries,
 /// half of one a lookup, so below a few thousand probes the walks cost no more than the index.
-const MIN_BATCH: usize = 2048;
+pub(super) const MIN_BATCH: usize = 2048;
 
 /// Open addressing with linear probing over a power of two of slots, at most half of them
 /// used. A slot holds an address (0: free; a probe is never at 0) and the entry there, `None`
@@ -61,10 +61,10 @@ impl EntryIndex {
 
 static INDEX: Cell<EntryIndex> = Cell::new();
 
-/// Allocates an index with room for `entries` hash entries if a batch of `batch` probes gains
-/// from one; false otherwise, on allocation failure, or while another batch holds the index.
-pub(super) fn begin(st: &mut KprobeState, batch: usize, entries: usize) -> bool {
-    batch >= MIN_BATCH && state_cell::begin(&INDEX, st, || EntryIndex::new(entries))
+/// Allocates an index with room for `entries` hash entries; false on allocation failure, or
+/// while another batch holds the index.
+pub(super) fn begin(st: &mut KprobeState, entries: usize) -> bool {
+    state_cell::begin(&INDEX, st, || EntryIndex::new(entries))
 }
 
 /// Adds the hash entry `p` at `addr`; false when the index is full or absent.

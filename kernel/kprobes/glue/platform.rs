@@ -409,8 +409,11 @@ impl ProbeStore for Kernel {
         disarm_batch::end(st)
     }
 
-    fn entry_index_begin(&self, st: &mut KprobeState, batch: usize, entries: usize) -> bool {
-        entry_index::begin(st, batch, entries)
+    fn entry_index_min_batch(&self) -> usize {
+        entry_index::MIN_BATCH
+    }
+    fn entry_index_begin(&self, st: &mut KprobeState, entries: usize) -> bool {
+        entry_index::begin(st, entries)
     }
     fn entry_index_insert(&self, st: &mut KprobeState, p: Kp) -> bool {
         entry_index::insert(st, p, self.addr(p))

@@ -1060,12 +1060,20 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
     }
     // Every batch of two or more gets an index here, so that the batch tests exercise it;
     // each answer is checked against the hash itself.
-    fn entry_index_begin(&self, _st: &mut KprobeState, batch: usize, entries: usize) -> bool {
+    fn entry_index_min_batch(&self) -> usize {
+        if self.inner().batching {
+            2
+        } else {
+            usize::MAX
+        }
+    }
+    fn entry_index_begin(&self, _st: &mut KprobeState, entries: usize) -> bool {
         self.assert_kprobe_mutex_held();
         let mut i = self.inner();
         let counted: usize = i.buckets.iter().map(|b| b.len()).sum();
         assert_eq!(entries, counted, "entry_index_begin: the hash's entries");
-        if !i.batching || batch < 2 || i.entry_index.is_some() {
+        assert!(i.batching, "an entry index while not batching");
+        if i.entry_index.is_some() {
             return false;
         }
         i.entry_index = Some((entries, BTreeMap::new()));
