@@ -69,18 +69,16 @@ impl<K> CpuState<K> {
 
 /// The trapped registers of one trap (`struct pt_regs *`): a break, a fault while a probe
 /// runs, or the registers ftrace saved for a callback. Each arch reads and writes its own fields
-/// in an `impl TrapRegs` of its `native.rs`, through [`TrapRegs::as_ptr`].
+/// in an `impl TrapRegs` of its arch layer (x86: `services.rs`), through [`TrapRegs::as_ptr`].
 ///
 /// # Invariants
 ///
 /// Points to the frame of a trap being handled on this CPU; only that trap's handler uses it,
 /// and only until the handler returns. No reference to the frame is formed: every access is a
 /// raw place access.
-#[cfg(any(CONFIG_ARM64, CONFIG_RISCV, CONFIG_LOONGARCH))]
 #[derive(Clone, Copy)]
 pub(crate) struct TrapRegs(NonNull<bindings::pt_regs>);
 
-#[cfg(any(CONFIG_ARM64, CONFIG_RISCV, CONFIG_LOONGARCH))]
 impl TrapRegs {
     /// # Safety
     ///

@@ -12,7 +12,7 @@
 //! runs in process context under `kprobe_mutex` (and `text_mutex` where it pokes text).
 
 use core::ffi::c_void;
-use core::ptr::{self, NonNull};
+use core::ptr;
 
 use kernel::bindings;
 
@@ -201,15 +201,8 @@ pub(crate) unsafe fn unrecoverable(p: *mut bindings::kprobe) -> ! {
     unsafe { bindings::rkp_x86_unrecoverable(p) }
 }
 
-/// The trapped registers of one trap (`struct pt_regs *`), read and written field by field.
-///
-/// # Invariants
-///
-/// Points to the trap frame of a trap (int3, fault, detour or ftrace call) being handled on this
-/// CPU; only that trap's handler uses it, and only until the handler returns. No reference to
-/// the frame is formed: every access is a raw place read or write.
-#[derive(Clone, Copy)]
-pub(crate) struct TrapRegs(NonNull<bindings::pt_regs>);
+/// The trap frame handle every native arch shares; x86's field accessors follow.
+pub(crate) use crate::glue::hitcpu::TrapRegs;
 
 macro_rules! regs_fields {
     ($($(#[$m:meta])* $get:ident / $set:ident: $field:ident;)*) => {
@@ -219,13 +212,13 @@ macro_rules! regs_fields {
                 #[inline(always)]
                 pub(crate) fn $get(self) -> usize {
                     // SAFETY: a live trap frame (invariant).
-                    unsafe { (*self.0.as_ptr()).$field }
+                    unsafe { (*self.as_ptr()).$field }
                 }
                 $(#[$m])*
                 #[inline(always)]
                 pub(crate) fn $set(self, v: usize) {
                     // SAFETY: as above; this handler owns the frame.
-                    unsafe { (*self.0.as_ptr()).$field = v }
+                    unsafe { (*self.as_ptr()).$field = v }
                 }
             )*
         }
@@ -242,39 +235,24 @@ regs_fields! {
 }
 
 impl TrapRegs {
-    /// # Safety
-    ///
-    /// `regs` is non-NULL and the frame of the trap being handled on this CPU, used by nobody
-    /// else until the handler returns.
-    #[inline(always)]
-    pub(crate) unsafe fn new(regs: *mut bindings::pt_regs) -> Self {
-        // INVARIANT: by the caller's contract.
-        // SAFETY: non-NULL by the caller's contract.
-        TrapRegs(unsafe { NonNull::new_unchecked(regs) })
-    }
-    /// The frame, for C that takes a `struct pt_regs *`.
-    #[inline(always)]
-    pub(crate) fn as_ptr(self) -> *mut bindings::pt_regs {
-        self.0.as_ptr()
-    }
     /// `user_mode(regs)`: the trap came from user space.
     #[inline(always)]
     pub(crate) fn user_mode(self) -> bool {
         // SAFETY: a live trap frame (invariant); `cs` is the saved code segment.
-        unsafe { (*self.0.as_ptr()).__bindgen_anon_1.cs & 3 != 0 }
+        unsafe { (*self.as_ptr()).__bindgen_anon_1.cs & 3 != 0 }
     }
     /// `regs->orig_ax = v`.
     #[cfg(CONFIG_OPTPROBES)]
     #[inline(always)]
     pub(crate) fn set_orig_ax(self, v: usize) {
         // SAFETY: a live trap frame (invariant), owned by this handler.
-        unsafe { (*self.0.as_ptr()).orig_ax = v }
+        unsafe { (*self.as_ptr()).orig_ax = v }
     }
     /// `regs->cs = cs`.
     #[cfg(CONFIG_OPTPROBES)]
     #[inline(always)]
     pub(crate) fn set_cs(self, cs: u16) {
         // SAFETY: as above.
-        unsafe { (*self.0.as_ptr()).__bindgen_anon_1.cs = cs }
+        unsafe { (*self.as_ptr()).__bindgen_anon_1.cs = cs }
     }
 }
