@@ -199,3 +199,43 @@ fn batch_with_a_null_entry() {
     assert!(s.text_pristine());
     unregister_kretprobes(&s, &[None::<Pid>]);
 }
+
+/// An unregistration batch of lone breakpoint kretprobes, with the breakpoint removals written
+/// together (the Rust x86 and arm64 arches): each pool is detached only once its probe has
+/// left the text and the hash, as C's `__unregister_kprobe_top()` leaves them before
+/// `rethook_free()`. The simulation's `detach_instance_pool` checks that; detaching before
+/// the batched write would let a hit after the next grace period take an instance from a
+/// freed rethook.
+#[test]
+fn batched_unregistration_detaches_pools_after_the_write() {
+    for opt in [false, true] {
+        let s = S::new();
+        s.set_batching(true);
+        let names = ["func_a", "func_b", "func_c", "func_d", "mod_fn"];
+        let rps: Vec<Pid> = names
+            .into_iter()
+            .map(|n| kret(&s, n, 0, KretRec::default()))
+            .collect();
+        register_kretprobes(&s, &rps).unwrap();
+        if opt {
+            // A probe that stays on func_a: that address keeps its breakpoint.
+            let stays = s.new_probe(0, Some("func_a"), 0);
+            register_kprobe(&s, stays).unwrap();
+            unregister_kretprobes(&s, &rps);
+            assert_eq!(s.reachable().len(), 1, "the probe that stays");
+            rkprobes_core::register::unregister_kprobe(&s, stays);
+        } else {
+            unregister_kretprobes(&s, &rps);
+        }
+        assert!(
+            s.batch_disarmed() >= 4,
+            "the breakpoints written as a batch"
+        );
+        for &rp in &rps {
+            assert!(s.kret(rp).detached);
+            assert_eq!(s.kret(rp).pool_free, None);
+        }
+        assert!(s.reachable().is_empty());
+        assert!(s.text_pristine());
+    }
+}

@@ -1849,6 +1849,29 @@ impl<const OPT: bool, const FTRACE: bool> rkprobes_core::kretprobe::KretprobeSto
         self.rec(rp, |r| r.kret.as_mut().expect("kretprobe").pool_free = None);
     }
     fn detach_instance_pool(&self, rp: Pid) {
+        // C's invariant at `rethook_free()`: the kretprobe's probe is neither hashed nor
+        // reachable through an aggregate, and its breakpoint is gone unless another probe's
+        // aggregate keeps the address armed. The pool's memory is freed after the next grace
+        // period; a hit after that must not find this probe.
+        let addr = self.addr(rp);
+        if addr != 0 {
+            assert_ne!(
+                self.rec(rp, |r| r.hlist),
+                HState::Hashed,
+                "detach_instance_pool: the kretprobe at {addr:#x} is still hashed"
+            );
+            assert!(
+                !self.reachable().iter().any(|&(p, _)| p == rp),
+                "detach_instance_pool: the kretprobe at {addr:#x} is still reachable from the hash"
+            );
+            if table::get_kprobe(self, addr).is_none() {
+                assert_eq!(
+                    self.text_at(addr),
+                    self.original_at(addr),
+                    "detach_instance_pool: the breakpoint of the kretprobe at {addr:#x} is still written"
+                );
+            }
+        }
         self.rec(rp, |r| r.kret.as_mut().expect("kretprobe").detached = true);
     }
     fn release_instance_pool(&self, rp: Pid) {
