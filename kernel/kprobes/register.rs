@@ -901,23 +901,39 @@ fn unregister_kprobes_top_all<A: Arch, P: Copy + Into<Option<A::Probe>>>(
 }
 
 /// The loop of [`unregister_tops`], with `kprobe_mutex` held.
+///
+/// `after(e)` releases what must not outlive the probe's reachability (a kretprobe's instance
+/// pool, freed after the next grace period): as in C it runs once the top half has taken the
+/// probe out of the text and the hash. Where the breakpoint writes and the unlinks of a batch
+/// are deferred, so is `after`: the entries waiting for it are `entries[pending..]`, run by
+/// [`AfterQueue::run`] right behind each write.
 fn unregister_tops_locked<A: Arch, E: Copy>(
     a: &A,
     st: &mut KprobeState,
     entries: &[E],
     kp_of: impl Fn(E) -> Option<A::Probe>,
-    mut after: impl FnMut(E),
+    after: impl FnMut(E),
 ) {
-    let mut tops = |st: &mut KprobeState| {
-        for &e in entries {
+    let mut queue = AfterQueue {
+        entries,
+        kp_of: &kp_of,
+        after,
+        pending: 0,
+    };
+    let mut tops = |st: &mut KprobeState, queue: &mut AfterQueue<'_, E, _, _>| {
+        for (i, &e) in entries.iter().enumerate() {
             let Some(p) = kp_of(e) else { continue };
             if unregister_kprobe_top(a, st, p).is_err() {
                 a.set_addr(p, 0);
             }
-            after(e);
+            if !st.disarm_deferred {
+                queue.run(i + 1);
+                continue;
+            }
             // Deferred unlinks lengthen the hash chains every lookup walks: a few at a time.
-            if st.disarm_deferred && st.disarm_recorded >= DISARM_BATCH_WRITE {
+            if st.disarm_recorded >= DISARM_BATCH_WRITE {
                 flush_disarms(a, st);
+                queue.run(i + 1);
             }
         }
     };
@@ -944,20 +960,49 @@ fn unregister_tops_locked<A: Arch, E: Copy>(
             // or optimize before the mutex is dropped.
             let deferred = A::BATCHES_DISARM && a.disarm_batch_begin(st, DISARM_BATCH_WRITE);
             st.disarm_deferred = deferred;
-            tops(st);
+            tops(st, &mut queue);
             st.disarm_deferred = false;
             if deferred {
                 flush_disarms(a, st);
                 a.disarm_batch_end(st);
             }
+            queue.run(entries.len());
             st.text_locks_held = false;
         });
     } else {
-        tops(st);
+        tops(st, &mut queue);
     }
     if st.entry_indexed {
         st.entry_indexed = false;
         a.entry_index_end(st);
+    }
+}
+
+/// The entries of an unregistration batch whose `after` has not run yet: `entries[pending..]`.
+///
+/// # Invariants
+///
+/// Every entry before `pending` whose probe is `Some` has had `after` run exactly once, and only
+/// once its top half's breakpoint write and hash unlink (if deferred) were done.
+struct AfterQueue<'a, E, K, F> {
+    entries: &'a [E],
+    kp_of: &'a K,
+    after: F,
+    pending: usize,
+}
+
+impl<E: Copy, P, K: Fn(E) -> Option<P>, F: FnMut(E)> AfterQueue<'_, E, K, F> {
+    /// Runs `after` for the entries up to `end`: call it only once what their top halves
+    /// deferred has been written and unlinked.
+    fn run(&mut self, end: usize) {
+        let end = end.min(self.entries.len());
+        for &e in self.entries.get(self.pending..end).unwrap_or(&[]) {
+            if (self.kp_of)(e).is_some() {
+                (self.after)(e);
+            }
+        }
+        // INVARIANT: every entry before `end` has now had `after`.
+        self.pending = self.pending.max(end);
     }
 }
 
