@@ -512,3 +512,45 @@ fn a_large_breakpoint_batch_writes_as_it_goes() {
     );
     assert_eq!(one_by_one.2, 0);
 }
+
+/// A batch whose probes with post handlers are the first users of the IPMODIFY ops, one of
+/// them on a function another IPMODIFY ftrace user holds: 6.12's ftrace takes the address into
+/// the filter of the unregistered ops and refuses the ops' registration with -EBUSY. C fails
+/// the call with -EBUSY and rolls back; so must the batch, leaving no filter entry, no ops
+/// registered and no count behind, and the next batch must work.
+#[test]
+fn a_batch_on_a_busy_ipmodify_site_fails_as_c() {
+    for busy_first in [true, false] {
+        let s = Opt::new();
+        s.set_ftrace_busy(s.sym("ftraced_2"));
+        let names = if busy_first {
+            ["ftraced_2", "ftraced_fn", "ftraced_3"]
+        } else {
+            ["ftraced_fn", "ftraced_3", "ftraced_2"]
+        };
+        let kps: Vec<Pid> = names
+            .into_iter()
+            .map(|n| new_probe(&s, 0, Some(n), 0, true))
+            .collect();
+        assert_eq!(
+            register_kprobes(&s, &kps),
+            Err(Errno::EBUSY),
+            "busy first: {busy_first}"
+        );
+        assert!(s.reachable().is_empty());
+        assert!(s.ftrace_filters().is_empty(), "{:?}", s.ftrace_filters());
+        assert!(!s.ftrace_registered(FtraceOps::Ipmodify));
+        assert!(!s.ftrace_registered(FtraceOps::Plain));
+        assert_eq!(s.ftrace_counts(), (0, 0));
+        // Without the busy function the same ops serve the next batch.
+        let ok: Vec<Pid> = ["ftraced_fn", "ftraced_3"]
+            .into_iter()
+            .map(|n| new_probe(&s, 0, Some(n), 0, true))
+            .collect();
+        register_kprobes(&s, &ok).unwrap();
+        assert!(s.ftrace_registered(FtraceOps::Ipmodify));
+        unregister_kprobes(&s, &ok);
+        assert!(!s.ftrace_registered(FtraceOps::Ipmodify));
+        assert_eq!(s.ftrace_counts(), (0, 0));
+    }
+}

@@ -1479,7 +1479,14 @@ impl<const OPT: bool, const FTRACE: bool> KernelText for Sim<OPT, FTRACE> {
             if let Some(e) = i.ftrace_fail_add.take() {
                 return Err(e);
             }
-            if ops == FtraceOps::Ipmodify && i.ftrace_busy == Some(addr) {
+            // 6.12 checks the other IPMODIFY users of a filter when the ops is registered
+            // (`ftrace_hash_ipmodify_enable()`) or when the filter of a registered ops changes
+            // (`ftrace_hash_ipmodify_update()`); the filter of an unregistered ops takes any
+            // address.
+            if ops == FtraceOps::Ipmodify
+                && i.ftrace_registered[ops as usize]
+                && i.ftrace_busy == Some(addr)
+            {
                 return Err(Errno::EBUSY);
             }
         }
@@ -1499,6 +1506,21 @@ impl<const OPT: bool, const FTRACE: bool> KernelText for Sim<OPT, FTRACE> {
         self.assert_text_unlocked_for_ftrace();
         let mut i = self.inner();
         assert!(!i.ftrace_registered[ops as usize], "ops registered twice");
+        let filter: Vec<usize> = i
+            .ftrace_filters
+            .iter()
+            .filter(|&&(o, _)| o == ops)
+            .map(|&(_, a)| a)
+            .collect();
+        // 6.12 registers an ops with an empty filter as tracing every function: kprobes never
+        // does that.
+        assert!(
+            !filter.is_empty(),
+            "{ops:?} registered with an empty filter"
+        );
+        if ops == FtraceOps::Ipmodify && filter.iter().any(|&a| i.ftrace_busy == Some(a)) {
+            return Err(Errno::EBUSY);
+        }
         i.ftrace_registered[ops as usize] = true;
         Ok(())
     }
@@ -1602,7 +1624,10 @@ impl<const OPT: bool, const FTRACE: bool> KernelText for Sim<OPT, FTRACE> {
         if let Some(e) = i.ftrace_fail_add.take() {
             return Err(e);
         }
-        if ops == FtraceOps::Ipmodify && recorded.iter().any(|&a| i.ftrace_busy == Some(a)) {
+        if ops == FtraceOps::Ipmodify
+            && i.ftrace_registered[ops as usize]
+            && recorded.iter().any(|&a| i.ftrace_busy == Some(a))
+        {
             return Err(Errno::EBUSY);
         }
         for addr in recorded {
