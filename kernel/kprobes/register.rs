@@ -645,14 +645,33 @@ fn settle_ftrace_batch<A: Arch>(a: &A, st: &mut KprobeState) -> Result {
 
 /// Applies the ftrace additions a registration batch recorded: per ops, one filter update,
 /// then the ops registered if its first user is in the batch. A failure leaves the records of
-/// that ops (and of the ops after it) for the rollback to forget.
+/// that ops (and of the ops after it), and the filter without them, for the caller to apply
+/// one by one or the rollback to forget.
 fn flush_ftrace_batch<A: Arch>(a: &A, st: &mut KprobeState) -> Result {
     for ops in [FtraceOps::Plain, FtraceOps::Ipmodify] {
-        a.ftrace_batch_flush(st, ops)?;
-        if st.ftrace_register_deferred[ops as usize] {
-            a.register_ftrace_function(ops)?;
-            st.ftrace_register_deferred[ops as usize] = false;
+        if !st.ftrace_register_deferred[ops as usize] {
+            a.ftrace_batch_flush(st, ops)?;
+            continue;
         }
+        // The ops' first users are in the batch. 6.12's ftrace takes any address into the
+        // filter of an unregistered ops and checks the other IPMODIFY users (a livepatch)
+        // when the ops is registered: a refusal there is an arming C fails, so the filter
+        // gives the addresses back and the records stay, for the caller to find the entry C
+        // fails at (`apply_ftrace_batch_one_by_one`).
+        a.ftrace_batch_apply(st, ops, false)?;
+        if let Err(e) = a.register_ftrace_function(ops) {
+            if let Err(undo) = a.ftrace_batch_apply(st, ops, true) {
+                // Only memory fails a removal of what the filter holds: the addresses stay
+                // in the filter of the unregistered ops, which traces nothing, as after C's
+                // failed removal.
+                a.warn(WarnSite::FtraceBatchLeftover {
+                    err: undo.to_neg(),
+                });
+            }
+            return Err(e);
+        }
+        a.ftrace_batch_forget(st, ops);
+        st.ftrace_register_deferred[ops as usize] = false;
     }
     Ok(())
 }

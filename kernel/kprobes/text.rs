@@ -162,6 +162,19 @@ pub trait KernelText {
     fn ftrace_batch_flush(&self, _st: &mut KprobeState, _ops: FtraceOps) -> super::errno::Result {
         Ok(())
     }
+    /// `ftrace_set_filter_ips(ops, recorded, count, remove, 0)`: the recorded additions of
+    /// `ops` added to its filter (or, `remove`, taken out of it again) in one filter update,
+    /// the records kept. On failure the filter is unchanged.
+    fn ftrace_batch_apply(
+        &self,
+        _st: &mut KprobeState,
+        _ops: FtraceOps,
+        _remove: bool,
+    ) -> super::errno::Result {
+        Ok(())
+    }
+    /// Forgets the recorded additions of `ops`.
+    fn ftrace_batch_forget(&self, _st: &mut KprobeState, _ops: FtraceOps) {}
 }
 
 /// The fields of a batch entry that a failed batch restores before registering its entries

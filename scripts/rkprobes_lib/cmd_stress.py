@@ -34,7 +34,7 @@ on a violation, a failed check, a splat, or a boot that did not reach RKS-DONE.
 import re
 import time
 
-from . import common, initramfs, kbuild, qemu
+from . import common, initramfs, kbuild, qemu, stress_scenarios
 from .common import Failure, banner, info
 
 STRESS_DIR = common.REPO / "tools" / "testing" / "rkprobes" / "stress"
@@ -60,7 +60,7 @@ ARCH = "x86_64"
 STRESS_ARCHES = ("x86_64", "arm64")
 # The configurations the stress can boot (both have CONFIG_SMP; see the module docstring), and
 # the one `rkprobes stress` builds by default.
-CONFIGS = ("bench", "kunit")
+CONFIGS = ("bench", "kunit", "preempt")
 CONFIG = "bench"
 # The short stress of `rkprobes test`: the KUnit kernel that `test` has built already, its
 # KUnit suites not run at boot.
@@ -144,10 +144,14 @@ def add_args(p):
                    f"events, the optimization sysctl and kprobes/enabled switched off together, the events "
                    f"removed, {RACE_ITERATIONS} times on the KUnit kernel with 4 vCPUs; passes when no int3 is "
                    "left behind (no Oops). Skipped, loudly, on c: upstream 6.12 oopses there")
-    p.add_argument("--config", choices=CONFIGS, default=CONFIG,
-                   help=f"kernel configuration booted (default {CONFIG}: SMP, no preemption, boosting; "
-                   "kunit: SMP with preemption and DEBUG_KERNEL, the kernel the short stress of "
-                   "`rkprobes test` boots)")
+    p.add_argument("--config", choices=CONFIGS, default=None,
+                   help=f"kernel configuration booted (default {CONFIG}, or the scenario's: {CONFIG}: SMP, no "
+                   "preemption, boosting; kunit: SMP with preemption and DEBUG_KERNEL, the kernel the short stress "
+                   "of `rkprobes test` boots; preempt: kunit with full preemption, preemptible RCU and the hang "
+                   "detectors). With --debug: kunit or preempt, plus the checker")
+    p.add_argument("--scenario", choices=sorted(stress_scenarios.SCENARIOS), default=None,
+                   help="instead of the stress mix, one targeted scenario (tools/testing/rkprobes/stress/<dir>/): "
+                   + "; ".join(f"{n}: {s.about}" for n, s in sorted(stress_scenarios.SCENARIOS.items())))
 
 
 def build_modules(arch, bdir):
@@ -479,15 +483,23 @@ def _check_impls(impls, arch):
     return common.ordered_impls(impls)
 
 
-def _debug_configs(arg):
-    """The configurations of --debug LIST (comma-separated names of common.DEBUG_CONFIGS, or
-    'all'), in the order given."""
+def _debug_names(arg):
+    """The checkers of --debug LIST (comma-separated names of common.DEBUG_CONFIGS, or 'all'), in
+    the order given."""
     names = list(common.DEBUG_CONFIGS) if arg.strip() == "all" else [n.strip() for n in arg.split(",") if n.strip()]
     bad = [n for n in names if n not in common.DEBUG_CONFIGS]
     if bad or not names:
         raise Failure(f"--debug {arg}: unknown checker(s) {', '.join(bad) or '(none given)'}; valid: "
                       f"{', '.join(common.DEBUG_CONFIGS)}, a comma list of them, or all")
-    return [f"kunit-{n}" for n in names]
+    return names
+
+
+def _debug_configs(arg, base):
+    """The configurations of --debug LIST on `base` (kunit or preempt)."""
+    if base not in ("kunit", "preempt"):
+        raise Failure(f"--debug {arg} --config {base}: a debug checker is built into the kunit or preempt kernel, "
+                      f"not {base}; leave out --config or give --config kunit|preempt")
+    return [f"{base}-{n}" for n in _debug_names(arg)]
 
 
 def race_one(impl, arch, timeout):
@@ -546,6 +558,13 @@ def cmd_stress(args):
     impls = _check_impls(common.parse_impls(args.impl) if args.impl is not None
                          else [i for i in common.default_impls() if common.rust_unavailable_reason(arch, i) is None],
                          arch)
+    if args.scenario:
+        if args.race:
+            raise Failure("--scenario and --race: --race is a scenario of its own; give one of them")
+        timeout = args.timeout if args.timeout is not None else args.duration + BOOT_MARGIN
+        debugs = _debug_names(args.debug) if args.debug is not None else None
+        return stress_scenarios.cmd_scenario(args.scenario, arch, impls, args.duration, timeout, args.config,
+                                             debugs, CPUS, TCG_MODES[args.tcg], f"{APPEND} {SHORT_APPEND}")
     if args.race:
         if arch != "x86_64":
             raise Failure(f"--race --arch {arch}: the race's probe sites (+9 of each function) are x86_64's")
@@ -556,7 +575,8 @@ def cmd_stress(args):
     if timeout <= args.duration:
         raise Failure(f"--timeout {timeout}: must be longer than --duration ({args.duration} s), "
                       "the boot runs the stress and then its checks")
-    configs = _debug_configs(args.debug) if args.debug is not None else [args.config]
+    configs = (_debug_configs(args.debug, args.config or "kunit") if args.debug is not None
+               else [args.config or CONFIG])
     problems, summary = [], []
     for config in configs:
         runs, failed = run_impls(impls, args.duration, timeout, args.toggles, args.tcg, config, arch)

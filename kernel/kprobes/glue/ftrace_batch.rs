@@ -150,14 +150,27 @@ pub(super) fn recorded(st: &mut KprobeState, ops: FtraceOps, addr: usize) -> boo
 }
 
 pub(super) fn flush(st: &mut KprobeState, ops: FtraceOps) -> Result {
-    flush_dir(st, ops, false)
+    flush_dir(st, ops, false, true)
 }
 
 pub(super) fn flush_remove(st: &mut KprobeState, ops: FtraceOps) -> Result {
-    flush_dir(st, ops, true)
+    flush_dir(st, ops, true, true)
 }
 
-fn flush_dir(st: &mut KprobeState, ops: FtraceOps, remove: bool) -> Result {
+pub(super) fn apply(st: &mut KprobeState, ops: FtraceOps, remove: bool) -> Result {
+    flush_dir(st, ops, remove, false)
+}
+
+pub(super) fn forget(st: &mut KprobeState, ops: FtraceOps) {
+    with(&BATCH, st, |b| {
+        if let Some(b) = b.as_mut() {
+            b.adds[ops_index(ops)].len = 0;
+        }
+    });
+}
+
+/// One filter update of the records of `ops`, forgotten after it when `forget`.
+fn flush_dir(st: &mut KprobeState, ops: FtraceOps, remove: bool, forget: bool) -> Result {
     with(&BATCH, st, |b| {
         let Some(b) = b.as_mut() else { return Ok(()) };
         let a = &mut b.adds[ops_index(ops)];
@@ -171,7 +184,9 @@ fn flush_dir(st: &mut KprobeState, ops: FtraceOps, remove: bool) -> Result {
         from_c_ret(unsafe {
             rkp_ftrace_set_filter_ips(ftrace_ops_id(ops), a.addrs.as_mut_ptr().cast(), cnt, remove)
         })?;
-        a.len = 0;
+        if forget {
+            a.len = 0;
+        }
         Ok(())
     })
 }

@@ -1104,6 +1104,14 @@ impl KernelText for Kernel {
     fn ftrace_batch_flush(&self, st: &mut KprobeState, ops: FtraceOps) -> Result {
         ftrace_batch::flush(st, ops)
     }
+    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
+    fn ftrace_batch_apply(&self, st: &mut KprobeState, ops: FtraceOps, remove: bool) -> Result {
+        ftrace_batch::apply(st, ops, remove)
+    }
+    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
+    fn ftrace_batch_forget(&self, st: &mut KprobeState, ops: FtraceOps) {
+        ftrace_batch::forget(st, ops)
+    }
     #[cfg(not(CONFIG_KPROBES_ON_FTRACE))]
     fn ftrace_set_filter_ip(&self, _ops: FtraceOps, _addr: usize, _remove: bool) -> Result {
         Err(crate::errno::Errno::ENODEV)

@@ -1636,6 +1636,42 @@ impl<const OPT: bool, const FTRACE: bool> KernelText for Sim<OPT, FTRACE> {
         i.batch.as_mut().expect("a batch").0[ops as usize].clear();
         Ok(())
     }
+    fn ftrace_batch_apply(&self, _st: &mut KprobeState, ops: FtraceOps, remove: bool) -> Result {
+        self.assert_text_unlocked_for_ftrace();
+        let mut i = self.inner();
+        let Some(recorded) = i.take_update(ops) else {
+            return Ok(());
+        };
+        if remove {
+            // ftrace builds the new filter aside: all or nothing.
+            let mut filters = i.ftrace_filters.clone();
+            for addr in recorded {
+                let k = filters
+                    .iter()
+                    .position(|&x| x == (ops, addr))
+                    .ok_or(Errno::ENOENT)?;
+                filters.remove(k);
+            }
+            i.ftrace_filters = filters;
+            return Ok(());
+        }
+        if let Some(e) = i.ftrace_fail_add.take() {
+            return Err(e);
+        }
+        if ops == FtraceOps::Ipmodify
+            && i.ftrace_registered[ops as usize]
+            && recorded.iter().any(|&a| i.ftrace_busy == Some(a))
+        {
+            return Err(Errno::EBUSY);
+        }
+        for addr in recorded {
+            i.ftrace_filters.push((ops, addr));
+        }
+        Ok(())
+    }
+    fn ftrace_batch_forget(&self, _st: &mut KprobeState, ops: FtraceOps) {
+        self.inner().batch.as_mut().expect("a batch").0[ops as usize].clear();
+    }
 }
 
 impl<const OPT: bool, const FTRACE: bool> BlacklistStore for Sim<OPT, FTRACE> {
