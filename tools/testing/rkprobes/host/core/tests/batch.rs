@@ -554,3 +554,28 @@ fn a_batch_on_a_busy_ipmodify_site_fails_as_c() {
         assert_eq!(s.ftrace_counts(), (0, 0));
     }
 }
+
+/// After an arming that fails inside a batch, C never reached the entries after the failing
+/// one: their `nmissed` (left from an earlier registration of the caller's struct) stays what
+/// the caller had, as their `addr` and `flags` do.
+#[test]
+fn entries_after_a_failed_arming_keep_their_nmissed() {
+    let s = Opt::new();
+    s.set_ftrace_busy(s.sym("ftraced_2"));
+    let kps = vec![
+        new_probe(&s, 0, Some("ftraced_fn"), 0, true),
+        new_probe(&s, 0, Some("ftraced_2"), 0, true),
+        new_probe(&s, 0, Some("func_a"), 0, false),
+        new_probe(&s, 0, Some("ftraced_3"), 0, false),
+    ];
+    for &p in &kps {
+        s.set_probe_nmissed(p, 7);
+    }
+    assert_eq!(register_kprobes(&s, &kps), Err(Errno::EBUSY));
+    let nmissed: Vec<u64> = kps.iter().map(|&p| s.nmissed(p)).collect();
+    // Entry 0 registered (reset) and rolled back, entry 1 reset before its arming failed,
+    // entries 2 and 3 never reached.
+    assert_eq!(nmissed, [0, 0, 7, 7]);
+    assert!(s.reachable().is_empty());
+    assert!(s.text_pristine());
+}

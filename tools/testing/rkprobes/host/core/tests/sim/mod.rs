@@ -575,6 +575,11 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
         self.rec(p, |r| r.nmissed)
     }
 
+    /// `p->nmissed = n`, as a caller's struct may hold from an earlier registration.
+    pub fn set_probe_nmissed(&self, p: Pid, n: u64) {
+        self.rec(p, |r| r.nmissed = n);
+    }
+
     /// `p->flags`.
     pub fn probe_flags(&self, p: Pid) -> u32 {
         self.rec(p, |r| r.flags)
