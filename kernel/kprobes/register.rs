@@ -517,6 +517,7 @@ fn register_kprobes_batched<A: Platform, P: Copy + Into<Option<A::Probe>>>(
             let saved = ProbeFields {
                 addr: a.addr(p),
                 flags: a.flags(p),
+                nmissed: a.nmissed(p),
             };
             a.ftrace_batch_save(&mut st, i, saved);
         }
@@ -600,11 +601,12 @@ fn register_kprobes_batched<A: Platform, P: Copy + Into<Option<A::Probe>>>(
     Some(Err(err))
 }
 
-/// Gives batch entry `i` (probe `p`) back the `addr` and `flags` its caller passed.
+/// Gives batch entry `i` (probe `p`) back the `addr`, `flags` and `nmissed` its caller passed.
 fn restore_entry<A: Arch>(a: &A, st: &mut KprobeState, i: usize, p: A::Probe) {
     let saved = a.ftrace_batch_saved(st, i);
     a.set_addr(p, saved.addr);
     a.set_flags(p, saved.flags);
+    a.set_nmissed(p, saved.nmissed);
 }
 
 /// Applies the batch's records one by one in entry order, as C arms: the first entry whose
@@ -664,9 +666,7 @@ fn flush_ftrace_batch<A: Arch>(a: &A, st: &mut KprobeState) -> Result {
                 // Only memory fails a removal of what the filter holds: the addresses stay
                 // in the filter of the unregistered ops, which traces nothing, as after C's
                 // failed removal.
-                a.warn(WarnSite::FtraceBatchLeftover {
-                    err: undo.to_neg(),
-                });
+                a.warn(WarnSite::FtraceBatchLeftover { err: undo.to_neg() });
             }
             return Err(e);
         }

@@ -284,6 +284,10 @@ pub trait ProbeStore {
     fn inc_nmissed(&self, p: Self::Probe);
     /// `p->nmissed = 0`.
     fn reset_nmissed(&self, p: Self::Probe);
+    /// `p->nmissed` (process context, under `kprobe_mutex`).
+    fn nmissed(&self, p: Self::Probe) -> u64;
+    /// `p->nmissed = n` (process context, under `kprobe_mutex`).
+    fn set_nmissed(&self, p: Self::Probe, n: u64);
     /// `p->post_handler != NULL`.
     fn has_post_handler(&self, p: Self::Probe) -> bool;
     /// `p->pre_handler == aggr_pre_handler` (`kprobe_aggrprobe()`).

@@ -185,4 +185,6 @@ pub struct ProbeFields {
     pub addr: usize,
     /// `flags`.
     pub flags: u32,
+    /// `nmissed` (an entry C never reached keeps the count it had).
+    pub nmissed: u64,
 }

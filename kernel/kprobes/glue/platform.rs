@@ -470,6 +470,15 @@ impl ProbeStore for Kernel {
         // SAFETY: `p` is live.
         unsafe { ptr::write_volatile(addr_of_mut!((*p.as_ptr()).nmissed), 0) };
     }
+    fn nmissed(&self, p: Kp) -> u64 {
+        // SAFETY: `p` is live.
+        let n = unsafe { ptr::read_volatile(addr_of!((*p.as_ptr()).nmissed)) };
+        n.into()
+    }
+    fn set_nmissed(&self, p: Kp, n: u64) {
+        // SAFETY: `p` is live; `nmissed` is an `unsigned long`, as wide as `usize`.
+        unsafe { ptr::write_volatile(addr_of_mut!((*p.as_ptr()).nmissed), n as _) };
+    }
     #[inline(always)]
     fn has_post_handler(&self, p: Kp) -> bool {
         // SAFETY: `p` is live.

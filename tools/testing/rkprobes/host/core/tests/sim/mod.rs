@@ -1143,6 +1143,12 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
     fn reset_nmissed(&self, p: Pid) {
         self.rec(p, |r| r.nmissed = 0);
     }
+    fn nmissed(&self, p: Pid) -> u64 {
+        self.rec(p, |r| r.nmissed)
+    }
+    fn set_nmissed(&self, p: Pid, n: u64) {
+        self.rec(p, |r| r.nmissed = n);
+    }
     fn has_post_handler(&self, p: Pid) -> bool {
         self.rec(p, |r| {
             if r.aggr {
