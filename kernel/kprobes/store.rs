@@ -35,16 +35,19 @@ pub const KPROBE_FLAG_FTRACE: u32 = 8;
 pub const KPROBE_FLAG_ON_FUNC_ENTRY: u32 = 16;
 
 /// `kprobe_gone()`.
+#[inline(always)]
 pub const fn flags_gone(flags: u32) -> bool {
     flags & KPROBE_FLAG_GONE != 0
 }
 
 /// `kprobe_disabled()`: DISABLED or GONE.
+#[inline(always)]
 pub const fn flags_disabled(flags: u32) -> bool {
     flags & (KPROBE_FLAG_DISABLED | KPROBE_FLAG_GONE) != 0
 }
 
 /// `kprobe_optimized()`.
+#[inline(always)]
 pub const fn flags_optimized(flags: u32) -> bool {
     flags & KPROBE_FLAG_OPTIMIZED != 0
 }
@@ -57,6 +60,7 @@ pub const fn flags_ftrace(flags: u32) -> bool {
 /// `hash_ptr(addr, KPROBE_HASH_BITS)`: the bucket of a probe address (`include/linux/hash.h`).
 ///
 /// Bucket order is visible in debugfs `kprobes/list`, so this must match C bit for bit.
+#[inline(always)]
 pub const fn hash_ptr(addr: usize) -> usize {
     if usize::BITS == 64 {
         const GOLDEN_RATIO_64: u64 = 0x61C8864680B583EB;

@@ -131,7 +131,8 @@ macro_rules! hit_arch_common {
         }
         #[inline(always)]
         fn disabled(&self, p: Kp) -> bool {
-            KERNEL.flags(p) & $crate::store::KPROBE_FLAG_DISABLED != 0
+            // `kprobe_disabled()`: DISABLED or GONE.
+            $crate::store::flags_disabled(KERNEL.flags(p))
         }
         #[inline(always)]
         fn call_pre_handler(&self, p: Kp, regs: Self::Regs) -> bool {

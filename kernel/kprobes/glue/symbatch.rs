@@ -294,14 +294,19 @@ fn copy_symbol_name(addr: usize, buf: &mut [u8; KSYM_NAME_LEN]) -> Option<usize>
     let (m, idx, _, _) = find(b, addr, false)?;
     let mi = &b.modules[m];
     // SAFETY: paired with the enable below. With preemption off, a module not yet notified
-    // GOING when the generation is read below cannot be freed before preemption is back on
+    // GOING when the generation is checked below cannot be freed before preemption is back on
     // (free_module() waits for an RCU grace period after its notifiers).
     unsafe { bindings::preempt_disable() };
-    // SAFETY: the module is alive in this section (above); one word read, as READ_ONCE().
-    let kallsyms = unsafe { ptr::read_volatile(addr_of!((*mi.module).kallsyms)) };
-    let len = (GENERATION.load(Ordering::Acquire) == b.generation
-        && kallsyms.cast_const() == mi.kallsyms)
+    // The generation first: only a module that no event has touched since the batch began is
+    // known to be alive here, so its pointer is read only after this check.
+    let len = (GENERATION.load(Ordering::Acquire) == b.generation)
         .then(|| {
+            // SAFETY: the module is alive in this section (the generation check above); one
+            // word read, as READ_ONCE().
+            unsafe { ptr::read_volatile(addr_of!((*mi.module).kallsyms)) }
+        })
+        .filter(|&kallsyms| kallsyms.cast_const() == mi.kallsyms)
+        .map(|_| {
             // SAFETY: `idx` indexes this `mod_kallsyms`, live in this section; its names are
             // NUL-terminated.
             let name = unsafe {

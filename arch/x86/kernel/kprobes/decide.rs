@@ -149,7 +149,18 @@ pub fn copy_instruction(
         return None;
     }
     let insn = decode(&recovered)?;
-    let len = insn.copy_out_of_line(src, real, dest).ok()?;
+    let Ok(len) = insn.copy_out_of_line(src, real, dest) else {
+        // C's one message on this path, once the instruction passed the other checks: the
+        // copy at `real` cannot reach what the original addresses.
+        if insn.emulate_prefix_size() == 0 && !insn.is_int3() && !insn.masks_exception() {
+            if let Some(newdisp) = insn.relocated_displacement(src, real) {
+                if i32::try_from(newdisp).is_err() {
+                    k.displacement_does_not_fit(newdisp);
+                }
+            }
+        }
+        return None;
+    };
     Some((insn, len))
 }
 

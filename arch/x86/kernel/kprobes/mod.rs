@@ -129,6 +129,9 @@ pub trait KernelText {
     fn in_entry_text(&self, addr: u64) -> bool;
     /// `get_kprobe(addr)` found a probe and `!kprobe_disarmed()` on it.
     fn armed_kprobe_at(&self, addr: u64) -> bool;
+    /// The `pr_err()` of `__copy_instruction()`: the copy's RIP-relative displacement,
+    /// `newdisp`, does not fit into 32 bits. The kernel prints C's line; a model may record it.
+    fn displacement_does_not_fit(&self, _newdisp: i64) {}
 }
 
 /// Copies `src` into `dst` at `at`; `false`, leaving `dst` unchanged, if it does not fit.

@@ -32,7 +32,9 @@ use crate::glue::hitcpu::CpuState;
 use crate::glue::platform::{c_in_kretprobe_blacklist, c_init_kretprobe_blacklist};
 use crate::glue::platform::{c_init_optinsn_slots, Kernel, Kp, KERNEL};
 use crate::hit::{self, HitArch, Skip};
-use crate::store::{OptQueue, ProbeStore, KPROBE_FLAG_DISABLED, KPROBE_FLAG_OPTIMIZED};
+use crate::store::{
+    flags_disabled, OptQueue, ProbeStore, KPROBE_FLAG_DISABLED, KPROBE_FLAG_OPTIMIZED,
+};
 use crate::table;
 use crate::text::KernelText as _;
 use crate::x86::{self as dec, Emulation, MAX_INSN_SIZE};
@@ -71,11 +73,13 @@ fn config() -> dec::Config {
 
 /// The `struct optimized_kprobe` around aggregate `ap` (`kp` is its first member).
 #[cfg(CONFIG_OPTPROBES)]
+#[inline(always)]
 fn op_of(ap: Kp) -> *mut bindings::optimized_kprobe {
     ap.as_ptr().cast()
 }
 
 /// `p->ainsn`.
+#[inline(always)]
 fn ainsn(p: Kp) -> *mut bindings::arch_specific_insn {
     // SAFETY: `p` is live; only the field's address is formed.
     unsafe { addr_of_mut!((*p.as_ptr()).ainsn) }
@@ -164,6 +168,9 @@ impl Text {
 }
 
 impl dec::KernelText for Text {
+    fn displacement_does_not_fit(&self, newdisp: i64) {
+        services::pr_displacement_does_not_fit(newdisp);
+    }
     fn recover(&self, addr: u64) -> Option<[u8; MAX_INSN_SIZE]> {
         let addr = addr as usize;
         #[cfg(CONFIG_OPTPROBES)]
@@ -298,19 +305,51 @@ fn store_emulation(a: &mut bindings::arch_specific_insn, e: Emulation) {
     a.emulate_op = op;
 }
 
-/// The kernel stack as the emulators push and pop it.
-struct KernelStack;
+/// The two stack slots an emulation may touch: the one below the trapped context's stack
+/// pointer (`int3_emulate_push()`, a call) and the one at it (`int3_emulate_pop()`, a ret).
+///
+/// # Invariants
+///
+/// `sp` is the stack pointer of the int3 frame this value was made for, and that trap is being
+/// handled while the value lives: the int3 entry leaves the slot below `sp` writable for the
+/// emulated push, and the slot at `sp` is the interrupted context's top of stack. Other
+/// addresses are never dereferenced.
+struct KernelStack {
+    sp: u64,
+}
+
+impl KernelStack {
+    /// The stack of the int3 frame whose stack pointer is `sp`.
+    ///
+    /// # Safety
+    ///
+    /// `sp` is the stack pointer of the int3 frame being handled, and the value is dropped
+    /// before that handler returns.
+    #[inline(always)]
+    unsafe fn new(sp: u64) -> Self {
+        // INVARIANT: as the caller promises.
+        KernelStack { sp }
+    }
+}
 
 impl dec::Stack for KernelStack {
     #[inline(always)]
     fn write(&mut self, addr: u64, val: u64) {
-        // SAFETY: `addr` is the trapped context's stack pointer after the push; the int3 entry
-        // leaves room below the interrupted frame for exactly this (int3_emulate_push()).
+        // The emulators push once, below the stack pointer; nothing else is written.
+        if addr != self.sp.wrapping_sub(8) {
+            return;
+        }
+        // SAFETY: the slot below the trapped stack pointer, which the int3 entry leaves free
+        // for exactly this push (type invariant).
         unsafe { ptr::write(addr as *mut u64, val) };
     }
     #[inline(always)]
     fn read(&mut self, addr: u64) -> u64 {
-        // SAFETY: `addr` is the trapped context's stack pointer (int3_emulate_pop()).
+        // The emulators pop once, at the stack pointer; nothing else is read.
+        if addr != self.sp {
+            return 0;
+        }
+        // SAFETY: the interrupted context's top of stack (type invariant).
         unsafe { ptr::read(addr as *const u64) }
     }
 }
@@ -379,7 +418,11 @@ gpr_fields! {
 unsafe fn run_emulation(e: Emulation, size: u8, regs: *mut bindings::pt_regs) {
     // SAFETY: the int3's frame, ours until the handler returns (`# Safety`).
     let mut frame = EmuFrame(unsafe { TrapRegs::new(regs) });
-    dec::emulate(e, size, &mut frame, &mut KernelStack);
+    let sp = dec::RegsAccess::gpr(&frame, 4);
+    // SAFETY: `sp` is the stack pointer of the int3 frame this handler runs for (`# Safety`);
+    // the value is dropped before it returns.
+    let mut stack = unsafe { KernelStack::new(sp) };
+    dec::emulate(e, size, &mut frame, &mut stack);
 }
 
 macro_rules! emulators {
@@ -753,7 +796,7 @@ mod opt {
         // SAFETY: as above.
         let slot = unsafe { (*op).optinsn.insn } as usize;
         let rel = slot.wrapping_sub(addr.wrapping_add(dec::JMP32_INSN_SIZE)) as u32;
-        services::warn_optimize_disabled(s.flags(ap) & KPROBE_FLAG_DISABLED != 0);
+        services::warn_optimize_disabled(flags_disabled(s.flags(ap)));
         // The four bytes after the int3 that the jump overwrites.
         let after = read_kernel::<{ dec::DISP32_SIZE }>(addr.wrapping_add(1)).unwrap_or_default();
         // SAFETY: as above.
@@ -1010,8 +1053,9 @@ nokprobe! {
     ) {
         // SAFETY: `op` is live while its detour can run (`# Safety`).
         let p = unsafe { Kp::from_raw(NonNull::new_unchecked(addr_of_mut!((*op).kp))) };
-        // Possible while the probe waits to be unoptimized.
-        if KERNEL.flags(p) & KPROBE_FLAG_DISABLED != 0 {
+        // Possible while the probe waits to be unoptimized (`kprobe_disabled()`: DISABLED
+        // or GONE).
+        if flags_disabled(KERNEL.flags(p)) {
             return;
         }
         // The detour runs with preemption enabled (it does not cli).

@@ -92,6 +92,12 @@ void rkp_x86_warn_optimize_disabled(bool disabled)
 
 #endif /* CONFIG_OPTPROBES */
 
+/* __copy_instruction()'s message: a copy that cannot reach its RIP-relative target. */
+void rkp_x86_pr_displacement_does_not_fit(s64 newdisp)
+{
+	pr_err("Kprobes error: new displacement does not fit into s32 (%llx)\n", newdisp);
+}
+
 /* alloc_insn_page(): an execmem page for kprobes, read-only and executable. */
 void *rkp_x86_execmem_alloc_page(void)
 {

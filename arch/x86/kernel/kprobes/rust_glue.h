@@ -17,6 +17,7 @@ void rkp_x86_set_memory_rox(void *page);
 /* The detour template (assembly in rust_glue.c), for objtool. */
 void optprobe_template_func(void);
 void rkp_x86_warn_optimize_disabled(bool disabled);
+void rkp_x86_pr_displacement_does_not_fit(s64 newdisp);
 bool rkp_x86_smap(void);
 bool rkp_x86_in_entry_text(unsigned long addr);
 void rkp_x86_entry_text(unsigned long *start, unsigned long *end);

@@ -169,6 +169,12 @@ pub(crate) fn alloc_rox_page() -> *mut c_void {
     page
 }
 
+/// The `pr_err()` of `__copy_instruction()` for a displacement that does not fit into s32.
+pub(crate) fn pr_displacement_does_not_fit(newdisp: i64) {
+    // SAFETY: prints a number.
+    unsafe { bindings::rkp_x86_pr_displacement_does_not_fit(newdisp) };
+}
+
 /// `WARN_ON(disabled)` of `arch_optimize_kprobes()`: a disabled probe is being optimized.
 #[cfg(CONFIG_OPTPROBES)]
 pub(crate) fn warn_optimize_disabled(disabled: bool) {

@@ -334,6 +334,14 @@ impl Insn {
         })
     }
 
+    /// The RIP-relative displacement of a copy run at `real` of this instruction at `src`
+    /// (`newdisp` of `__copy_instruction()`), or `None` if the instruction is not RIP-relative.
+    pub fn relocated_displacement(&self, src: u64, real: u64) -> Option<i64> {
+        self.is_rip_relative().then(|| {
+            i64::from(self.displacement().value).wrapping_add(src.wrapping_sub(real) as i64)
+        })
+    }
+
     /// Copies the instruction into `dest` for out-of-line execution at address `real`, the
     /// original being at `src` (`__copy_instruction` after recovery).
     ///
@@ -347,9 +355,7 @@ impl Insn {
         let len = self.len();
         let out = dest.get_mut(..len).ok_or(Error::Invalid)?;
         copy_prefix(out, self.bytes());
-        if self.is_rip_relative() {
-            let new =
-                i64::from(self.displacement().value).wrapping_add(src.wrapping_sub(real) as i64);
+        if let Some(new) = self.relocated_displacement(src, real) {
             let new = i32::try_from(new).map_err(|_| Error::Invalid)?;
             let at = self.displacement_offset();
             let field = out.get_mut(at..at + 4).ok_or(Error::Invalid)?;

@@ -7,7 +7,7 @@ use rkprobes_difftest_common::elf::{symbol_containing, Elf, SHT_NOBITS};
 use rkprobes_x86_insn::kprobes::{
     recover_optprobed_insn, recover_probed_insn, KernelText, SymbolSpan, DISP32_SIZE, MAX_INSN_SIZE,
 };
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 
 pub use rkprobes_x86_insn::kprobes::NOP5;
@@ -50,6 +50,9 @@ pub struct Image {
     pub entry_text: (u64, u64),
     /// Another armed probe, if any.
     pub probe: Cell<Option<OtherProbe>>,
+    /// The displacements `__copy_instruction()` reported as not fitting into s32 (its
+    /// `pr_err()`), in order.
+    pub displacement_errors: RefCell<Vec<i64>>,
 }
 
 impl Image {
@@ -185,6 +188,10 @@ impl KernelText for Image {
 
     fn armed_kprobe_at(&self, addr: u64) -> bool {
         self.probe.get().is_some_and(|p| p.addr == addr)
+    }
+
+    fn displacement_does_not_fit(&self, newdisp: i64) {
+        self.displacement_errors.borrow_mut().push(newdisp);
     }
 }
 

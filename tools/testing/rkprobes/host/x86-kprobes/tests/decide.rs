@@ -57,6 +57,14 @@ fn rip_relative_out_of_reach() {
         prepare_kprobe(&img, &cfg, BASE + RIP_FAR, NEAR, false),
         Err(errno::EINVAL)
     );
+    // Each refusal with C's message ("new displacement does not fit into s32"), giving the
+    // displacement the copy would have needed.
+    let a = BASE + RIP_LOAD;
+    let far_disp = 0x100i64 + (a as i64).wrapping_sub(FAR as i64);
+    let errors = img.displacement_errors.borrow().clone();
+    assert_eq!(errors.len(), 2, "{errors:x?}");
+    assert_eq!(errors[0], far_disp);
+    assert!(i32::try_from(errors[1]).is_err());
     // Not RIP-relative: any slot will do.
     assert!(prepare_kprobe(&img, &cfg, BASE + PUSH, FAR, false).is_ok());
 }
