@@ -1,0 +1,177 @@
+# SPDX-License-Identifier: GPL-2.0
+"""`rkprobes stress --scenario NAME`: targeted scenarios beside the general stress mix.
+
+Each scenario is its own module and /init under tools/testing/rkprobes/stress/<dir>/, booted
+with 4 vCPUs on one QEMU thread like the stress, on the configuration it names (the `preempt`
+kernel by default: full preemption, preemptible RCU, hang detectors; `--debug kasan` adds KASAN).
+
+kretprobe-batch (issue 37): batches of 64 lone int3 kretprobes registered with one
+register_kretprobes() and unregistered with one unregister_kretprobes() while every other vCPU
+calls the probed functions; a kprobe on rethook_free() wakes a SCHED_FIFO hog on the registrar's
+CPU right behind the first pool freed in each unregistration, so a grace period can end there.
+An implementation that frees a kretprobe's pool while its int3 and hash entry still lead to it
+lets a hitter take an instance from a freed rethook: a KASAN report on a KASAN kernel (and a
+corrupted pool or an oops without it). It passes when the console has no splat, every batch
+registered, the probes fired, the text is back byte for byte and kprobes/list is empty.
+"""
+
+import re
+import time
+
+from . import common, initramfs, kbuild, qemu
+from .common import Failure, banner, info
+
+STRESS_DIR = common.REPO / "tools" / "testing" / "rkprobes" / "stress"
+
+
+class Scenario:
+    def __init__(self, name, subdir, sources, module, arches, config, marker, checks, about):
+        self.name = name
+        self.dir = STRESS_DIR / subdir
+        self.sources = sources
+        self.module = module
+        self.arches = arches
+        self.config = config
+        self.marker = marker
+        self.checks = checks
+        self.about = about
+
+
+SCENARIOS = {
+    "kretprobe-batch": Scenario(
+        "kretprobe-batch", "kretbatch", ("Kbuild", "rkb_main.c", "rkb_funcs.S"), "rkprobes_kretbatch.ko",
+        ("x86_64",), "preempt", "RKB", ("text", "registered", "fired"),
+        "batches of 64 lone int3 kretprobes (un)registered under hits, a hog preempting the registrar "
+        "right behind the first rethook_free() of each unregistration"),
+}
+# Base configurations a scenario can boot; with --debug X, the variant <base>-X.
+BASES = ("preempt", "kunit")
+
+
+def config_for(scenario, base, debug):
+    """The build configuration of one scenario run."""
+    base = base or scenario.config
+    if base not in BASES:
+        raise Failure(f"--scenario {scenario.name} --config {base}: a scenario boots one of {', '.join(BASES)}")
+    return f"{base}-{debug}" if debug else base
+
+
+class Result:
+    def __init__(self, impl, config, text, log, secs, boot_error, scenario):
+        self.impl, self.config, self.log, self.secs, self.boot_error = impl, config, log, secs, boot_error
+        m = scenario.marker
+        lines = [re.sub(r"^\[\s*\d+\.\d+\]\s?", "", ln.rstrip("\r")) for ln in text.splitlines()]
+        self.splats = [ln for ln in lines for label, rx in SPLATS if rx.search(ln)]
+        self.values, self.checks = {}, {}
+        self.done = any(ln.strip() == f"{m}-DONE" for ln in lines)
+        for ln in lines:
+            mm = re.search(rf"\b{m} (\S+) ?(.*)$", ln)
+            if not mm:
+                continue
+            kind, rest = mm.group(1), mm.group(2)
+            if kind == "check":
+                f = rest.split()
+                if len(f) >= 2:
+                    self.checks[f[0]] = (f[1] == "ok", " ".join(f[2:]))
+            elif kind in ("start", "result"):
+                self.values.update({k: v for k, _, v in (x.partition("=") for x in rest.split()) if v})
+            else:
+                self.values[kind] = rest.strip()
+
+    def problems(self, scenario):
+        out = []
+        if self.boot_error:
+            out.append("the boot did not finish: " + self.boot_error.splitlines()[0])
+        if not self.done:
+            out.append(f"no {scenario.marker}-DONE marker")
+        if self.splats:
+            out.append(f"{len(self.splats)} splat line(s) in the console, first: {self.splats[0].strip()}")
+        for name in scenario.checks:
+            ok, detail = self.checks.get(name, (None, "not reported"))
+            if not ok:
+                out.append(f"check {name} {'FAILED' if ok is False else 'missing'}: {detail}")
+        for key in ("rmmod", "listed"):
+            if self.values.get(key) != "0":
+                out.append(f"{key}: {self.values.get(key, 'not reported')} (0 expected)")
+        if self.values.get("trigger") not in (None, "0"):
+            out.append(f"the trigger kprobe on rethook_free() could not be registered ({self.values['trigger']}): "
+                       "the hog never ran where the window is")
+        return out
+
+
+# Console lines that fail a scenario (the stress's, KASAN's "BUG: KASAN" among them).
+SPLATS = [re.compile(p) for p in (r"WARNING:", r"BUG:", r"Oops", r"Kernel panic", r"general protection fault",
+                                  r"rcu: INFO: .* detected stalls", r"UBSAN:", r"INFO: task .* blocked for more")]
+SPLATS = [(rx.pattern, rx) for rx in SPLATS]
+
+
+def run_one(scenario, impl, arch, config, duration, timeout, cpus, tcg_args, append):
+    with common.build_lock():
+        bdir = kbuild.build(arch, impl, config)
+        kos = kbuild.build_external_modules(arch, bdir, f"rkprobes-{scenario.dir.name}",
+                                            [scenario.dir / n for n in scenario.sources], [scenario.module],
+                                            fail_on_warnings=True)
+        initrd = initramfs.pack(bdir, f"{scenario.dir.name}-initramfs", scenario.dir / "init.sh", kos, arch=arch)
+        log = bdir / f"scenario-{scenario.name}-console.log"
+        start = time.monotonic()
+        boot_error = None
+        marker = f"{scenario.marker}-DONE"
+        try:
+            text = qemu.boot(arch, bdir, f"{append} rkb_duration={duration}", log,
+                             lambda t: marker in t or "Kernel panic" in t, timeout, initrd=initrd,
+                             extra=["-smp", str(cpus)] + tcg_args, label=f"{scenario.name} {arch}/{impl}")
+        except Failure as e:
+            boot_error = str(e)
+            text = log.read_text(errors="replace") if log.is_file() else ""
+        secs = time.monotonic() - start
+    return Result(impl, config, text, log, secs, boot_error, scenario)
+
+
+def report(scenario, r, arch):
+    banner(f"scenario {scenario.name} {arch}/{r.impl} ({r.config} kernel)")
+    print(f"  {scenario.about}")
+    print(f"  boot: {common.fmt_secs(r.secs)} (console: {r.log})")
+    if r.values:
+        print("  " + ", ".join(f"{k} {v}" for k, v in r.values.items()))
+    for name in scenario.checks:
+        ok, detail = r.checks.get(name, (None, "not reported"))
+        print(f"    {'ok' if ok else 'FAIL' if ok is False else '--':4} {name}: {detail}")
+    for ln in r.splats[:8]:
+        print(f"    splat: {ln.strip()}")
+    problems = r.problems(scenario)
+    print(f"  result: {'PASS' if not problems else 'FAIL'}")
+    for p in problems:
+        print(f"    - {p}")
+    return problems
+
+
+def cmd_scenario(name, arch, impls, duration, timeout, base, debugs, cpus, tcg_args, append):
+    """Runs scenario `name` on each implementation (and each --debug checker); raises Failure
+    naming what failed."""
+    scenario = SCENARIOS[name]
+    if arch not in scenario.arches:
+        raise Failure(f"--scenario {name} --arch {arch}: the scenario runs on {', '.join(scenario.arches)} only "
+                      "(its probed functions are written for those)")
+    configs = [config_for(scenario, base, d) for d in (debugs or [None])]
+    problems, summary = [], []
+    for config in configs:
+        for impl in impls:
+            banner(f"scenario {name}: {arch}, building and booting {impl} ({config} kernel)")
+            try:
+                r = run_one(scenario, impl, arch, config, duration, timeout, cpus, tcg_args, append)
+            except Failure as e:
+                common.error(f"{impl}: {e}")
+                problems.append(f"{impl} ({config}): could not be built: {str(e).splitlines()[0]}")
+                summary.append(f"  FAIL  {name} {arch}/{impl} ({config}): could not be built")
+                continue
+            ps = report(scenario, r, arch)
+            problems += [f"{impl} ({config}): {p} (console: {r.log})" for p in ps]
+            summary.append(f"  {'FAIL' if ps else 'PASS':4}  {name} {arch}/{impl} ({config} kernel): "
+                           f"cycles {r.values.get('cycles', '?')}, hog runs {r.values.get('hog_runs', '?')}, "
+                           f"boot {common.fmt_secs(r.secs)}")
+    banner(f"scenario {name} summary")
+    print("\n".join(summary))
+    if problems:
+        raise Failure(f"scenario {name} failed ({len(problems)} problem(s)):\n  " + "\n  ".join(problems))
+    info(f"scenario {name} passed on {arch}: {', '.join(impls)} ({', '.join(configs)} kernel)")
+    return 0
