@@ -39,7 +39,7 @@ class Scenario:
 
 SCENARIOS = {
     "kretprobe-batch": Scenario(
-        "kretprobe-batch", "kretbatch", ("Kbuild", "rkb_main.c", "rkb_funcs.S"), "rkprobes_kretbatch.ko",
+        "kretprobe-batch", "kretbatch", ("Kbuild", "rkb_main.c", "rkb_funcs.S", "rkb_funcs.h"), "rkprobes_kretbatch.ko",
         ("x86_64",), "preempt", "RKB", ("text", "registered", "fired"),
         "batches of 64 lone int3 kretprobes (un)registered under hits, a hog preempting the registrar "
         "right behind the first rethook_free() of each unregistration"),

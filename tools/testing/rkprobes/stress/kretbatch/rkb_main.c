@@ -42,10 +42,9 @@
 #include <linux/sched.h>
 #include <linux/string.h>
 
-#define RKB_FUNCS 128
-#define RKB_SAVED 16
+#include "rkb_funcs.h"
 
-extern const unsigned long rkb_funcs[RKB_FUNCS];
+#define RKB_SAVED 16
 
 static unsigned int duration = 60;
 module_param(duration, uint, 0444);
@@ -169,10 +168,10 @@ static int rkb_registrar_fn(void *unused)
 		if (ret) {
 			if (!rkb_errors++)
 				rkb_first_error = ret;
-			msleep(10);
+			msleep(20);
 			continue;
 		}
-		msleep(hold_ms);
+		usleep_range(hold_ms * USEC_PER_MSEC, hold_ms * USEC_PER_MSEC + 500);
 		atomic_set(&rkb_trigger_armed, rkb_trigger_ok);
 		unregister_kretprobes(rkb_ptrs, nprobes);
 		atomic_set(&rkb_trigger_armed, 0);
