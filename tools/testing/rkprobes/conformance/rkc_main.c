@@ -59,6 +59,14 @@
  * rkc_batch_rollback - register_kprobes()/register_kretprobes() with a bad
  *	entry in the middle return its errno and unregister the earlier ones;
  *	later ones are left untouched.
+ * rkc_batch_ftrace - register_kprobes() of probes on ftrace sites (the Rust
+ *	core adds them to ftrace's filter at once) leaves what the same probes
+ *	registered one by one leave; an unknown symbol first, in the middle or
+ *	last, and the same struct twice, roll back as C does; a batch whose
+ *	only probe with a post_handler (the first user of kprobes' IPMODIFY
+ *	ops) sits on a function another IPMODIFY ftrace user (this module's,
+ *	as a livepatch would) holds fails with C's -EBUSY, rolled back, nothing
+ *	fires; freed, the function takes the batch.
  * rkc_three_probes - three probes at one address (an aggregate): handler
  *	counts and call order, list lines and order, one disabled, the middle
  *	one unregistered, all disabled, one re-enabled, one added disabled.
@@ -102,6 +110,7 @@
  * messages of kprobes/enabled and of the optimization sysctl.
  */
 #include <linux/delay.h>
+#include <linux/ftrace.h>
 #include <linux/kallsyms.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
@@ -951,6 +960,91 @@ static char *rkc_ftb_seen(struct kunit *test, struct rkc_kp **k)
 	return s;
 }
 
+#if defined(CONFIG_KPROBES_ON_FTRACE) && defined(CONFIG_DYNAMIC_FTRACE_WITH_REGS)
+/*
+ * Another IPMODIFY ftrace user (what a livepatch is), holding one function: kprobes'
+ * IPMODIFY ops (the one probes with a post_handler use) cannot take it.
+ */
+static void rkc_ipmodify_func(unsigned long ip, unsigned long parent_ip,
+			      struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+}
+
+static struct ftrace_ops rkc_ipmodify_ops = {
+	.func = rkc_ipmodify_func,
+	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY,
+};
+
+static int rkc_ipmodify_hold(void *func)
+{
+	unsigned long ip = ftrace_location((unsigned long)func);
+	int ret;
+
+	if (!ip)
+		return -ENOENT;
+	ret = ftrace_set_filter_ip(&rkc_ipmodify_ops, ip, 0, 1);
+	if (ret)
+		return ret;
+	ret = register_ftrace_function(&rkc_ipmodify_ops);
+	if (ret)
+		ftrace_set_filter_ip(&rkc_ipmodify_ops, ip, 1, 1);
+	return ret;
+}
+
+static void rkc_ipmodify_release(void *func)
+{
+	unregister_ftrace_function(&rkc_ipmodify_ops);
+	ftrace_set_filter_ip(&rkc_ipmodify_ops, ftrace_location((unsigned long)func), 1, 1);
+}
+
+/*
+ * A batch whose only probe with a post_handler (k[1], the first user of kprobes' IPMODIFY
+ * ops) sits on a function another IPMODIFY user holds: C fails the call with -EBUSY from
+ * register_ftrace_function() and rolls the batch back (the entry before it unregistered, the
+ * entries after it never reached); no probe of it fires. The same batch registers once the
+ * function is free again.
+ */
+static void rkc_batch_ftrace_ipmodify_busy(struct kunit *test)
+{
+	struct rkc_kp *k[RKC_FTB_N];
+	struct kprobe *kps[RKC_FTB_N];
+	int i, held;
+
+	held = rkc_ipmodify_hold(rkc_ft_b2);
+	RKC_EXPECT_INT(test, "ipmodify_busy.hold", held, 0);
+	if (held)
+		return;
+	rkc_ftb_fill(test, k, kps);
+	RKC_EXPECT_INT(test, "ipmodify_busy.ret", rkc_reg_kps(test, kps, RKC_FTB_N), -EBUSY);
+	for (i = 0; i < RKC_FTB_N; i++)
+		RKC_EXPECT_INT(test, rkc_fmt(test, "ipmodify_busy.%d.addr_set", i),
+			       k[i]->kp.addr != NULL, i <= 1);
+	RKC_LIST(test, "ipmodify_busy.list_b1", rkc_ft_b1, "");
+	RKC_LIST(test, "ipmodify_busy.list_b3", rkc_ft_b3, "");
+	rkc_ft_b1(1);
+	rkc_ft_b2(1);
+	rkc_f_batch1(1);
+	rkc_ft_b3(1);
+	RKC_EXPECT_INT(test, "ipmodify_busy.hits",
+		       k[0]->pre + k[1]->pre + k[2]->pre + k[3]->pre + k[4]->pre, 0);
+	rkc_ipmodify_release(rkc_ft_b2);
+
+	rkc_ftb_fill(test, k, kps);
+	RKC_EXPECT_INT(test, "ipmodify_free.ret", rkc_reg_kps(test, kps, RKC_FTB_N), 0);
+	rkc_ft_b2(1);
+	RKC_EXPECT_INT(test, "ipmodify_free.hits", k[1]->pre + k[1]->post, 2);
+	unregister_kprobes(kps, RKC_FTB_N);
+	for (i = 0; i < RKC_FTB_N; i++)
+		rkc_forget_kp(test, kps[i]);
+}
+#else
+static void rkc_batch_ftrace_ipmodify_busy(struct kunit *test)
+{
+	RKC_NOTE(test, "ipmodify_busy", "%s",
+		 "n/a (no kprobes on ftrace with DYNAMIC_FTRACE_WITH_REGS)");
+}
+#endif
+
 static void rkc_batch_ftrace(struct kunit *test)
 {
 	struct rkc_kp *k[RKC_FTB_N], *o[RKC_FTB_N];
@@ -1009,6 +1103,8 @@ static void rkc_batch_ftrace(struct kunit *test)
 	RKC_LIST(test, "twice.list", k[0]->kp.addr, "");
 	rkc_ft_b1(1);
 	RKC_EXPECT_INT(test, "twice.hits", k[0]->pre, 0);
+
+	rkc_batch_ftrace_ipmodify_busy(test);
 }
 
 static void rkc_three_probes(struct kunit *test)
