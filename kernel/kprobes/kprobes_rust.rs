@@ -15,6 +15,7 @@
 //! (`kprobes_helpers.c`) holds the `__weak` defaults, wrappers for C macros and static inlines,
 //! and the `EXPORT_SYMBOL_GPL`s.
 
+pub mod aggr;
 pub mod arch;
 pub mod blacklist;
 pub mod debugfs;

@@ -318,7 +318,7 @@ pub fn try_to_optimize_kprobe<A: Arch>(a: &A, st: &KprobeState, p: A::Probe) {
             a.kfree_aggr_kprobe(ap);
             return;
         }
-        super::register::init_aggr_kprobe(a, ap, p);
+        super::aggr::init_aggr_kprobe(a, ap, p);
         optimize_kprobe(a, st, ap);
     });
 }

@@ -29,7 +29,7 @@ use super::report::{Message, WarnSite};
 use super::store::{
     flags_disabled, flags_ftrace, flags_gone, hash_ptr, KprobeState, OptQueue,
     KPROBE_FLAG_DISABLED, KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_ON_FUNC_ENTRY,
-    KPROBE_FLAG_OPTIMIZED, KPROBE_TABLE_SIZE,
+    KPROBE_TABLE_SIZE,
 };
 use super::table::{
     aggr_kprobe_disabled, for_each_kprobe, get_kprobe, get_valid_kprobe, kprobe_unused, owner_among,
@@ -322,22 +322,6 @@ pub fn disarm_kprobe<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe, reopt: b
     Ok(())
 }
 
-/// `init_aggr_kprobe()`: make `ap` the aggregate of `p` and put it in `p`'s place in the hash.
-pub fn init_aggr_kprobe<A: Arch>(a: &A, ap: A::Probe, p: A::Probe) {
-    a.copy_kprobe(p, ap);
-    a.flush_insn_slot(ap);
-    a.set_addr(ap, a.addr(p));
-    a.set_flags(ap, a.flags(p) & !KPROBE_FLAG_OPTIMIZED);
-    a.set_aggr_pre_handler(ap);
-    if a.has_post_handler(p) && !flags_gone(a.flags(p)) {
-        a.set_aggr_post_handler(ap, true);
-    }
-    a.init_list_head(ap);
-    a.init_hlist_node(ap);
-    a.list_add_rcu(p, ap);
-    a.hlist_replace_rcu(p, ap);
-}
-
 fn add_new_kprobe<A: Arch>(a: &A, ap: A::Probe, p: A::Probe) {
     if a.has_post_handler(p) {
         unoptimize_kprobe(a, ap, true);
@@ -360,7 +344,7 @@ pub fn register_aggr_kprobe<A: Arch>(
     a.text_locked(true, || -> Result {
         if !a.is_aggr(orig_p) {
             ap = alloc_aggr_kprobe(a, orig_p).ok_or(Errno::ENOMEM)?;
-            init_aggr_kprobe(a, ap, orig_p);
+            super::aggr::init_aggr_kprobe(a, ap, orig_p);
         } else if kprobe_unused(a, ap) {
             reuse_unused_kprobe(a, ro, ap)?;
         }
@@ -939,7 +923,7 @@ fn unregister_tops_locked<A: Arch, E: Copy>(
         after,
         pending: 0,
     };
-    let mut tops = |st: &mut KprobeState, queue: &mut AfterQueue<'_, E, _, _>| {
+    let tops = |st: &mut KprobeState, queue: &mut AfterQueue<'_, E, _, _>| {
         for (i, &e) in entries.iter().enumerate() {
             let Some(p) = kp_of(e) else { continue };
             if unregister_kprobe_top(a, st, p).is_err() {

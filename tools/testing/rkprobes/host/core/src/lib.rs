@@ -14,6 +14,8 @@
 
 #![no_std]
 
+#[path = "../../../../../../kernel/kprobes/aggr.rs"]
+pub mod aggr;
 #[path = "../../../../../../kernel/kprobes/arch.rs"]
 pub mod arch;
 #[path = "../../../../../../kernel/kprobes/blacklist.rs"]

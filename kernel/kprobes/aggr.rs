@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Aggregate probes: the `struct kprobe` that stands in the hash for several probes at one
+//! address (`init_aggr_kprobe()` of `kernel/kprobes.c`).
+//!
+//! Constraints: `no_std`; does not name the `kernel` crate; called with `kprobe_mutex` and the
+//! text locks held, as C calls it. It uses the probe storage only, so the registration and the
+//! optimizer both build on it without importing each other.
+
+use super::arch::Arch;
+use super::store::{flags_gone, KPROBE_FLAG_OPTIMIZED};
+
+/// `init_aggr_kprobe()`: make `ap` the aggregate of `p` and put it in `p`'s place in the hash.
+pub fn init_aggr_kprobe<A: Arch>(a: &A, ap: A::Probe, p: A::Probe) {
+    a.copy_kprobe(p, ap);
+    a.flush_insn_slot(ap);
+    a.set_addr(ap, a.addr(p));
+    a.set_flags(ap, a.flags(p) & !KPROBE_FLAG_OPTIMIZED);
+    a.set_aggr_pre_handler(ap);
+    if a.has_post_handler(p) && !flags_gone(a.flags(p)) {
+        a.set_aggr_post_handler(ap, true);
+    }
+    a.init_list_head(ap);
+    a.init_hlist_node(ap);
+    a.list_add_rcu(p, ap);
+    a.hlist_replace_rcu(p, ap);
+}
