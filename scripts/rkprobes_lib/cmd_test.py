@@ -20,7 +20,7 @@ import os
 import re
 import subprocess
 
-from . import archsuite, cmd_stress, common, conformance, kbuild, kselftest, nokprobe, qemu, setup
+from . import archsuite, cmd_stress, common, conformance, kbuild, kselftest, layout, nokprobe, qemu, setup
 from .common import Failure, banner, info
 
 # Suites of our own that the KUnit configuration builds, besides upstream's
@@ -292,8 +292,9 @@ def cmd_test(args):
         decoder_difftest(res)
         return _summary(res)
 
-    banner("host checks: cargo test, clippy, fmt")
+    banner("host checks: cargo test, clippy, fmt, layout")
     host_checks(res)
+    layout.test_row(res)
     if not args.host_only:
         if "rust" not in impls and not args.impl:
             res.add("kunit: --impl rust", skipped=1,
