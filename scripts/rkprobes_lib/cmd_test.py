@@ -20,7 +20,7 @@ import os
 import re
 import subprocess
 
-from . import archsuite, cmd_stress, common, conformance, kbuild, kselftest, layout, nokprobe, qemu, setup
+from . import archsuite, cmd_stress, common, conformance, doccheck, kbuild, kselftest, layout, nokprobe, qemu, setup
 from .common import Failure, banner, info
 
 # Suites of our own that the KUnit configuration builds, besides upstream's
@@ -86,6 +86,12 @@ def host_checks(res, packages=None):
     rc, out = _cargo(["fmt", "--all", "--", "--check", "--color", "never"], "cargo fmt", logs / "cargo-fmt.log")
     res.add("host: cargo fmt --check", int(rc == 0), int(rc != 0),
             note="" if rc == 0 else "\n".join(out.splitlines()[-30:]))
+
+
+def doc_check(res):
+    """Links, README length and the rst design page (doccheck.py), as one row."""
+    passed, failed, note = doccheck.run()
+    res.add("host: documentation links, README length, rst", passed, failed, note=note)
 
 
 def _diagnostics(out):
@@ -292,9 +298,10 @@ def cmd_test(args):
         decoder_difftest(res)
         return _summary(res)
 
-    banner("host checks: cargo test, clippy, fmt, layout")
+    banner("host checks: cargo test, clippy, fmt, layout, documentation")
     host_checks(res)
     layout.test_row(res)
+    doc_check(res)
     if not args.host_only:
         if "rust" not in impls and not args.impl:
             res.add("kunit: --impl rust", skipped=1,

@@ -20,6 +20,8 @@ APT_PACKAGES = [
     "clang-22", "lld-22", "llvm-22", "libclang-22-dev",
     "bc", "flex", "bison", "libelf-dev", "libssl-dev", "cpio", "kmod", "busybox-static",
     "make", "patch", "xz-utils", "gzip", "binutils", "python3",
+    # The rst check of `rkprobes test` (doccheck.py).
+    "python3-docutils",
     "linux-source-6.12",
 ]
 # Pinned: the tree the project is an overlay on.
