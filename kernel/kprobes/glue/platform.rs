@@ -473,7 +473,8 @@ impl ProbeStore for Kernel {
     fn nmissed(&self, p: Kp) -> u64 {
         // SAFETY: `p` is live.
         let n = unsafe { ptr::read_volatile(addr_of!((*p.as_ptr()).nmissed)) };
-        n.into()
+        // `unsigned long`, as wide as `u64` on every arch this core builds for.
+        n as u64
     }
     fn set_nmissed(&self, p: Kp, n: u64) {
         // SAFETY: `p` is live; `nmissed` is an `unsigned long`, as wide as `usize`.

@@ -32,9 +32,7 @@ use crate::glue::hitcpu::CpuState;
 use crate::glue::platform::{c_in_kretprobe_blacklist, c_init_kretprobe_blacklist};
 use crate::glue::platform::{c_init_optinsn_slots, Kernel, Kp, KERNEL};
 use crate::hit::{self, HitArch, Skip};
-use crate::store::{
-    flags_disabled, OptQueue, ProbeStore, KPROBE_FLAG_DISABLED, KPROBE_FLAG_OPTIMIZED,
-};
+use crate::store::{flags_disabled, OptQueue, ProbeStore, KPROBE_FLAG_OPTIMIZED};
 use crate::table;
 use crate::text::KernelText as _;
 use crate::x86::{self as dec, Emulation, MAX_INSN_SIZE};

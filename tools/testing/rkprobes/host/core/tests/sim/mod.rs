@@ -1626,25 +1626,9 @@ impl<const OPT: bool, const FTRACE: bool> KernelText for Sim<OPT, FTRACE> {
         i.batch.as_mut().expect("a batch").0[ops as usize].clear();
         Ok(())
     }
-    fn ftrace_batch_flush(&self, _st: &mut KprobeState, ops: FtraceOps) -> Result {
-        self.assert_text_unlocked_for_ftrace();
-        let mut i = self.inner();
-        let Some(recorded) = i.take_update(ops) else {
-            return Ok(());
-        };
-        if let Some(e) = i.ftrace_fail_add.take() {
-            return Err(e);
-        }
-        if ops == FtraceOps::Ipmodify
-            && i.ftrace_registered[ops as usize]
-            && recorded.iter().any(|&a| i.ftrace_busy == Some(a))
-        {
-            return Err(Errno::EBUSY);
-        }
-        for addr in recorded {
-            i.ftrace_filters.push((ops, addr));
-        }
-        i.batch.as_mut().expect("a batch").0[ops as usize].clear();
+    fn ftrace_batch_flush(&self, st: &mut KprobeState, ops: FtraceOps) -> Result {
+        self.ftrace_batch_apply(st, ops, false)?;
+        self.ftrace_batch_forget(st, ops);
         Ok(())
     }
     fn ftrace_batch_apply(&self, _st: &mut KprobeState, ops: FtraceOps, remove: bool) -> Result {
