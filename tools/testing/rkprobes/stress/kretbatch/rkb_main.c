@@ -132,13 +132,20 @@ static int rkb_hog_fn(void *unused)
 
 static int rkb_hitter_fn(void *unused)
 {
-	unsigned int i;
+	unsigned int i, round = 0;
 
 	while (!kthread_should_stop()) {
 		for (i = 0; i < nprobes; i++)
 			((void (*)(void))rkb_funcs[i])();
 		atomic_long_add(nprobes, &rkb_calls);
-		cond_resched();
+		/*
+		 * A voluntary sleep now and then: with full preemption
+		 * cond_resched() does nothing, and a task that never sleeps
+		 * holds up every RCU Tasks grace period, which the kprobe
+		 * optimizer waits for under kprobe_mutex.
+		 */
+		if (++round % 8 == 0)
+			usleep_range(50, 100);
 	}
 	return 0;
 }
