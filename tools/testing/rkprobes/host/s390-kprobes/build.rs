@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Builds upstream's own s390 kprobes decisions for the host, from the pristine Linux tree.
+//!
+//! Nothing of upstream's code is copied into this repository: at build time what the
+//! decisions are made of is cut by name out of the tree into `OUT_DIR`: `insn_length()`
+//! (`asm/dis.h`), `BREAKPOINT_INSTRUCTION`, the `FIXUP_*` flags and `MAX_INSN_SIZE`
+//! (`asm/kprobes.h`), `probe_is_prohibited_opcode()`, `probe_get_fixup_type()` and
+//! `probe_is_insn_relative_long()` (`lib/probes.c`), `copy_instruction()`, `can_probe()`,
+//! `arch_prepare_kprobe()`, `disable_singlestep()` and `resume_execution()`
+//! (`kernel/kprobes.c`). One adaptation is made to the cut-out text, because the host is
+//! little-endian: `copy_instruction()` reads and writes the 32-bit displacement as
+//! `*(s32 *)&insn[1]`, two big-endian halfwords on s390; build.rs replaces those two
+//! accesses by `RK_S32_GET()`/`RK_S32_SET()` (`csrc/rk_kernel.h`), which join the two
+//! halfwords as s390 does. `csrc/rk_kernel.h` and `csrc/s390_c_shim.c` stand for the rest of
+//! the kernel. `cfg(rkprobes_c_s390)` is set when that worked; without the tree the
+//! differential says why it cannot run.
+
+use rkprobes_difftest_common::build::{compile_shim, cut_out, read, Extract};
+use rkprobes_difftest_common::c_build::archive;
+use std::path::Path;
+
+/// Functions and macros cut out by name, in this order, and into which output file.
+const EXTRACT: Extract<'static> = &[
+    ("rk_pre.c", "arch/s390/include/asm/dis.h", &["insn_length("]),
+    (
+        "rk_pre.c",
+        "arch/s390/include/asm/kprobes.h",
+        &[
+            "#define BREAKPOINT_INSTRUCTION",
+            "#define FIXUP_PSW_NORMAL",
+            "#define FIXUP_BRANCH_NOT_TAKEN",
+            "#define FIXUP_RETURN_REGISTER",
+            "#define FIXUP_NOT_REQUIRED",
+            "#define MAX_INSN_SIZE",
+        ],
+    ),
+    (
+        "rk_probes.c",
+        "arch/s390/lib/probes.c",
+        &[
+            "probe_is_prohibited_opcode(",
+            "probe_get_fixup_type(",
+            "probe_is_insn_relative_long(",
+        ],
+    ),
+    (
+        "rk_kprobes.c",
+        "arch/s390/kernel/kprobes.c",
+        &[
+            "copy_instruction(",
+            "can_probe(",
+            "arch_prepare_kprobe(",
+            "disable_singlestep(",
+            "resume_execution(",
+        ],
+    ),
+];
+
+/// The big-endian accesses of `copy_instruction()` and what replaces them on the host.
+const ADAPT: &[(&str, &str)] = &[
+    ("disp = *(s32 *)&insn[1];", "disp = RK_S32_GET(&insn[1]);"),
+    (
+        "*(s32 *)&insn[1] = new_disp;",
+        "RK_S32_SET(&insn[1], new_disp);",
+    ),
+];
+
+fn main() {
+    rkprobes_difftest_common::build::main(
+        "rkprobes_c_s390",
+        "rkprobes_s390_c",
+        "upstream s390 kprobes C",
+        &["csrc", "build.rs"],
+        build,
+    );
+}
+
+fn build(src: &Path, out: &Path) -> Result<(), String> {
+    let kernel = src.join("arch/s390/kernel");
+    read(&kernel.join("kprobes.c"))?;
+    cut_out(src, out, EXTRACT)?;
+    let path = out.join("rk_kprobes.c");
+    let mut text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
+    for (from, to) in ADAPT {
+        if text.matches(from).count() != 1 {
+            return Err(format!("`{from}` is not in copy_instruction() once"));
+        }
+        text = text.replace(from, to);
+    }
+    std::fs::write(&path, text).map_err(|e| e.to_string())?;
+    let obj = compile_shim(out, &kernel, "csrc/s390_c_shim.c", &[])?;
+    archive(out, "rkprobes_s390_c", &[obj])
+}

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The differential: the Rust decisions against upstream's C, site by site.
+
+use crate::ffi;
+use crate::image::Image;
+#[cfg(rkprobes_c_s390)]
+use crate::kprobes::{
+    copy_instruction, disable_singlestep_mask, insn_length, prepare_kprobe, probe_get_fixup_type,
+    probe_is_insn_relative_long, probe_is_prohibited_opcode, resume_execution, KernelText,
+    PSW_MASK_EXT, PSW_MASK_IO, PSW_MASK_PER,
+};
+#[cfg(rkprobes_c_s390)]
+use crate::rng::Rng;
+use rkprobes_difftest_common::upstream::NOT_BUILT;
+
+pub use rkprobes_difftest_common::report::Report;
+
+/// Where the slot page of the `resume_execution()` comparisons is mapped.
+pub const RESUME_SLOT: u64 = 0x3ff_d000_0000;
+
+/// What to compare.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Seed of the scenarios.
+    pub seed: u64,
+    /// Mismatches kept in [`Report::shown`].
+    pub show: usize,
+    /// A negative control: the Rust side re-aims relative-long instructions for a slot two
+    /// bytes off.
+    pub skew_slot: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            seed: 0x7333_3930,
+            show: 20,
+            skew_slot: false,
+        }
+    }
+}
+
+/// Compares everything at every site of `img`, whose text the C reads at `img.base`.
+pub fn run(img: &Image, opts: &Options) -> Result<Report, String> {
+    if !ffi::AVAILABLE {
+        return Err(NOT_BUILT.into());
+    }
+    let _guard = ffi::lock();
+    #[cfg_attr(not(rkprobes_c_s390), allow(unused_mut))]
+    let mut rep = Report::new(img.name.clone());
+    #[cfg(rkprobes_c_s390)]
+    {
+        ffi::map_text(img.base, &img.halfwords)?;
+        let slot_page = ffi::map_slot(RESUME_SLOT)?;
+        let mut rng = Rng::new(opts.seed);
+        for (a, start) in img.sites() {
+            compare_site(img, a, start, slot_page, opts, &mut rng, &mut rep);
+        }
+    }
+    #[cfg(not(rkprobes_c_s390))]
+    let _ = opts;
+    Ok(rep)
+}
+
+/// A slot address for a probe at `a`: usually within ±2 GiB, now and then at the edges of
+/// the 32-bit halfword displacement's reach or beyond, or odd.
+#[cfg(rkprobes_c_s390)]
+fn slot_near(a: u64, rng: &mut Rng) -> u64 {
+    let d: i64 = match rng.below(8) {
+        0 => 0xffff_fffe,
+        1 => -0x1_0000_0000,
+        2 => (rng.next_u64() % 0x10_0000_0000) as i64 - 0x8_0000_0000,
+        _ => (rng.next_u64() % 0x1_0000_0000) as i64 - 0x8000_0000,
+    };
+    let s = a.wrapping_add_signed(d) & !1;
+    if rng.below(64) == 0 {
+        s | 1
+    } else {
+        s
+    }
+}
+
+#[cfg(rkprobes_c_s390)]
+fn compare_site(
+    img: &Image,
+    a: u64,
+    start: u64,
+    slot_page: u64,
+    opts: &Options,
+    rng: &mut Rng,
+    rep: &mut Report,
+) {
+    let Some((insn, _)) = img.read_insn(a) else {
+        return;
+    };
+    rep.sites += 1;
+    let mut diffs: Vec<String> = Vec::new();
+    let mut check = |rep: &mut Report, ok: bool, what: &dyn Fn() -> String| {
+        rep.checks += 1;
+        if !ok {
+            diffs.push(what());
+        }
+    };
+
+    // The instruction helpers on the halfwords at the site.
+    let known = rng.below(4) != 0;
+    let (c_pro, c_asked) = ffi::prohibited(&insn, known);
+    let r_pro = probe_is_prohibited_opcode(&insn, known);
+    check(
+        rep,
+        (c_pro != 0) == r_pro && c_asked == 1 && (c_pro == 0 || c_pro == -22),
+        &|| format!("probe_is_prohibited_opcode(known {known}): Rust {r_pro}, C {c_pro}"),
+    );
+    let (r_fix, c_fix) = (probe_get_fixup_type(&insn), ffi::fixup_type(&insn));
+    check(rep, r_fix == c_fix, &|| {
+        format!("probe_get_fixup_type: Rust {r_fix:#x}, C {c_fix:#x}")
+    });
+    let (r_rel, c_rel) = (
+        probe_is_insn_relative_long(insn[0]),
+        ffi::relative_long(insn[0]),
+    );
+    check(rep, r_rel == c_rel, &|| {
+        format!("probe_is_insn_relative_long: Rust {r_rel}, C {c_rel}")
+    });
+
+    // arch_prepare_kprobe(), at the site and now and then one byte off, with its symbol
+    // offset (now and then none), the disassembler's answer, probes at some breakpoints.
+    let mut addrs = vec![a];
+    if rng.below(16) == 0 {
+        addrs.push(a + 1);
+    }
+    let mut accepted = false;
+    for &pa in &addrs {
+        let offset = (rng.below(64) != 0).then_some(pa - start);
+        let known = rng.below(8) != 0;
+        let seed = rng.next_u64();
+        let slot = (rng.below(32) != 0).then(|| slot_near(pa, rng));
+        let r_slot = slot.map(|s| if opts.skew_slot { s + 2 } else { s });
+        let r = prepare_kprobe(
+            img,
+            pa,
+            offset,
+            |x| ffi::probe_at(x, seed),
+            |_| known,
+            r_slot,
+        );
+        let (cret, c) = ffi::prepare(pa, offset, known, seed, slot);
+        let same = match r {
+            Err(e) => cret == e && c.opcode == 0x5a5a && c.slot == [0x5a5a; 4] && c.stray == 0,
+            Ok(p) => {
+                let n = (p.len / 2) as usize;
+                cret == 0
+                    && c.has_slot != 0
+                    && c.opcode == p.opcode
+                    && c.stray == 0
+                    && (0..4).all(|i| c.slot[i] == if i < n { p.slot_insn[i] } else { 0x5a5a })
+                    && c.known_asked == 1
+                    && c.known_insn == insn[0]
+            }
+        };
+        check(rep, same, &|| {
+            format!("arch_prepare_kprobe({pa:#x}, offset {offset:x?}, known {known}, slot {slot:x?}): Rust {r:x?}, C {cret} {c:x?}")
+        });
+        rep.count(match r {
+            Err(e) if pa % 2 != 0 => format!("prepare errno {e}, odd address"),
+            Err(e) if c.known_asked == 0 => format!("prepare errno {e}, not a boundary"),
+            Err(e) => format!("prepare errno {e}"),
+            Ok(p) if probe_is_insn_relative_long(p.opcode) => {
+                "prepare ok: relative long re-aimed".to_string()
+            }
+            Ok(_) => "prepare ok".to_string(),
+        });
+        accepted |= r.is_ok() && pa == a;
+    }
+
+    // resume_execution() after stepping the instruction in the slot page: from the fall
+    // through, a taken branch, or anywhere.
+    if accepted {
+        let slot_insn = copy_instruction(insn, a, slot_page);
+        let ilen = insn_length((slot_insn[0] >> 8) as u8);
+        for _ in 0..2 {
+            let psw_addr = match rng.below(4) {
+                0 | 1 => slot_page + ilen,
+                2 => a.wrapping_add_signed((rng.next_u64() % 0x10000) as i64 - 0x8000) & !1,
+                _ => rng.next_u64(),
+            };
+            let mask = rng.next_u64() | PSW_MASK_PER;
+            let saved = rng.next_u64() & (PSW_MASK_PER | PSW_MASK_IO | PSW_MASK_EXT);
+            let gprs: [u64; 16] = std::array::from_fn(|_| rng.reg_value());
+            let (c_mask, c_addr, c_gprs) =
+                ffi::resume(a, &slot_insn, saved, (mask, psw_addr), gprs);
+            let r = resume_execution(&slot_insn, a, slot_page, psw_addr);
+            let mut r_gprs = gprs;
+            if let Some((reg, delta)) = r.gpr_fix {
+                r_gprs[reg] = r_gprs[reg].wrapping_add(delta);
+            }
+            let r_mask = disable_singlestep_mask(mask, saved);
+            check(
+                rep,
+                (r_mask, r.ip, r_gprs) == (c_mask, c_addr, c_gprs),
+                &|| {
+                    format!("resume_execution({a:#x}, slot {slot_insn:04x?}, psw {psw_addr:#x}): Rust {r:x?} mask {r_mask:#x}, C addr {c_addr:#x} mask {c_mask:#x} gprs differ: {}", r_gprs != c_gprs)
+                },
+            );
+            rep.count(
+                if r.ip == a.wrapping_add(ilen) && psw_addr == slot_page + ilen {
+                    "resume: after the probe"
+                } else {
+                    "resume: elsewhere"
+                },
+            );
+        }
+    }
+
+    rep.finish_site(|| format!("{a:#x} {insn:04x?}"), diffs, opts.show);
+}
+
+/// `insn_length()` of every first byte against upstream's: the number of differences, or
+/// `None` without the C.
+pub fn insn_length_mismatches() -> Option<usize> {
+    #[cfg(rkprobes_c_s390)]
+    {
+        Some(
+            (0..=255u8)
+                .filter(|&b| insn_length(b) != ffi::insn_length(b))
+                .count(),
+        )
+    }
+    #[cfg(not(rkprobes_c_s390))]
+    {
+        None
+    }
+}
+
+/// Whether upstream's C was built.
+pub fn c_available() -> bool {
+    ffi::AVAILABLE
+}

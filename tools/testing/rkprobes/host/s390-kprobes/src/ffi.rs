@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Calls into upstream's C (built by `build.rs`).
+//!
+//! The C reads the text where s390 has it: the shim maps the image at its kernel address.
+//! The shim's state is process-wide, so every run holds [`lock`].
+
+use std::sync::{Mutex, MutexGuard};
+
+/// What the shim's `rk_prepare()` reports of `arch_prepare_kprobe()` (`struct rk_prepared`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CPrepared {
+    /// `p->opcode` after (0x5a5a before).
+    pub opcode: u16,
+    /// Whether `p->ainsn.insn` was set.
+    pub has_slot: i32,
+    /// How often `is_known_insn()` was asked.
+    pub known_asked: i32,
+    /// The first halfword it was asked about.
+    pub known_insn: u16,
+    /// Writes outside the slot.
+    pub stray: i32,
+    /// The slot after (0x5a5a where not written).
+    pub slot: [u16; 4],
+}
+
+#[cfg(rkprobes_c_s390)]
+mod c {
+    use super::CPrepared;
+    extern "C" {
+        pub fn rk_map_text(base: u64, text: *const u16, len: u64) -> i32;
+        pub fn rk_map_slot(at: u64) -> u64;
+        pub fn rk_insn_length(code: u8) -> i32;
+        pub fn rk_prohibited(insn: *const u16, known: i32, asked: *mut i32) -> i32;
+        pub fn rk_fixup_type(insn: *const u16) -> i32;
+        pub fn rk_relative_long(insn0: u16) -> i32;
+        pub fn rk_prepare(
+            kaddr: u64,
+            sym_found: i32,
+            sym_offset: u64,
+            known: i32,
+            probe_seed: u64,
+            slot: u64,
+            out: *mut CPrepared,
+        ) -> i32;
+        pub fn rk_resume(
+            addr: u64,
+            insn: *const u16,
+            saved_imask: u64,
+            psw_mask: *mut u64,
+            psw_addr: *mut u64,
+            gprs: *mut u64,
+        );
+    }
+}
+
+/// Whether upstream's C was built.
+pub const AVAILABLE: bool = cfg!(rkprobes_c_s390);
+
+static LOCK: Mutex<()> = Mutex::new(());
+
+/// Serialises the users of the shim's process-wide state.
+pub fn lock() -> MutexGuard<'static, ()> {
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(rkprobes_c_s390)]
+/// Maps `halfwords` at `base` for the C (under [`lock`]).
+pub fn map_text(base: u64, halfwords: &[u16]) -> Result<(), String> {
+    // SAFETY: the shim maps fresh memory at `base` (refusing when anything is mapped there)
+    // and copies `halfwords`, a live slice of the given length, into it.
+    let r = unsafe { c::rk_map_text(base, halfwords.as_ptr(), 2 * halfwords.len() as u64) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(format!("cannot map the text at {base:#x}"))
+    }
+}
+
+#[cfg(rkprobes_c_s390)]
+/// Maps the slot page of `resume_execution()` at `at` once; its address, or an error.
+pub fn map_slot(at: u64) -> Result<u64, String> {
+    static SLOT: Mutex<Option<u64>> = Mutex::new(None);
+    let mut s = SLOT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(a) = *s {
+        return Ok(a);
+    }
+    // SAFETY: the shim maps a fresh page at `at`, refusing when anything is mapped there.
+    let a = unsafe { c::rk_map_slot(at) };
+    if a == 0 {
+        return Err(format!("cannot map the slot page at {at:#x}"));
+    }
+    *s = Some(a);
+    Ok(a)
+}
+
+#[cfg(rkprobes_c_s390)]
+/// The opcode of the probe the shim's `get_kprobe()` has at `addr` with `seed`, if any.
+pub fn probe_at(addr: u64, seed: u64) -> Option<u16> {
+    let z = addr ^ seed;
+    let z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    let z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    let h = z ^ (z >> 31);
+    (h & 3 != 0).then_some((h >> 16) as u16)
+}
+
+#[cfg(rkprobes_c_s390)]
+/// `insn_length()`.
+pub fn insn_length(code: u8) -> u64 {
+    // SAFETY: a pure function of its argument.
+    unsafe { c::rk_insn_length(code) as u64 }
+}
+
+#[cfg(rkprobes_c_s390)]
+/// `probe_is_prohibited_opcode()` with `is_known_insn()` answering `known`: its return value
+/// and whether it asked.
+pub fn prohibited(insn: &[u16; 3], known: bool) -> (i32, i32) {
+    let mut asked = 0;
+    // SAFETY: `insn` has the three halfwords the shim copies; `asked` is a live local.
+    let r = unsafe { c::rk_prohibited(insn.as_ptr(), known as i32, &mut asked) };
+    (r, asked)
+}
+
+#[cfg(rkprobes_c_s390)]
+/// `probe_get_fixup_type()`.
+pub fn fixup_type(insn: &[u16; 3]) -> u32 {
+    // SAFETY: `insn` has the three halfwords the shim copies.
+    unsafe { c::rk_fixup_type(insn.as_ptr()) as u32 }
+}
+
+#[cfg(rkprobes_c_s390)]
+/// `probe_is_insn_relative_long()`.
+pub fn relative_long(insn0: u16) -> bool {
+    // SAFETY: a pure function of its argument.
+    unsafe { c::rk_relative_long(insn0) != 0 }
+}
+
+#[cfg(rkprobes_c_s390)]
+/// `arch_prepare_kprobe()` at `kaddr` in the mapped text: its return value and what it did.
+pub fn prepare(
+    kaddr: u64,
+    offset: Option<u64>,
+    known: bool,
+    probe_seed: u64,
+    slot: Option<u64>,
+) -> (i32, CPrepared) {
+    let mut out = CPrepared::default();
+    // SAFETY: the caller holds the lock with the text mapped; `kaddr`'s instruction and the
+    // halfwords from its symbol's start are in it (the harness only asks about sites with
+    // the longest instruction's room after them); `out` is a live local.
+    let r = unsafe {
+        c::rk_prepare(
+            kaddr,
+            offset.is_some() as i32,
+            offset.unwrap_or(0),
+            known as i32,
+            probe_seed,
+            slot.unwrap_or(0),
+            &mut out,
+        )
+    };
+    (r, out)
+}
+
+#[cfg(rkprobes_c_s390)]
+/// `resume_execution()` of the probe at `addr` whose slot (the mapped slot page) holds
+/// `insn`, with `saved_imask` in the control block: the PSW mask, address and registers after.
+pub fn resume(
+    addr: u64,
+    insn: &[u16; 3],
+    saved_imask: u64,
+    psw: (u64, u64),
+    gprs: [u64; 16],
+) -> (u64, u64, [u64; 16]) {
+    let (mut mask, mut pa, mut g) = (psw.0, psw.1, gprs);
+    // SAFETY: the slot page is mapped ([`map_slot`]) and the caller holds the lock; the other
+    // pointers are to live locals (`g` has the 16 registers).
+    unsafe {
+        c::rk_resume(
+            addr,
+            insn.as_ptr(),
+            saved_imask,
+            &mut mask,
+            &mut pa,
+            g.as_mut_ptr(),
+        )
+    };
+    (mask, pa, g)
+}
