@@ -86,8 +86,8 @@ pub struct Prepared {
 
 /// `arch_prepare_kprobe()` at `addr`, with the slot at `slot` (`get_insn_slot()`, `None` when
 /// none is free): `-EINVAL` when [`can_probe`] says no or the instruction is prohibited
-/// ([`probe_is_prohibited_opcode`], with `known`, the disassembler's answer for it), `-ENOMEM`
-/// without a slot, else what to write into the slot.
+/// ([`probe_is_prohibited_opcode`]), `-ENOMEM` without a slot, else what to write into the
+/// slot.
 ///
 /// `offset` and `probe_opcode` are [`can_probe`]'s. Text that cannot be read where upstream
 /// dereferences it (the instruction at `addr`) is refused with `-EINVAL`.
@@ -96,14 +96,13 @@ pub fn prepare_kprobe<T: KernelText + ?Sized>(
     addr: u64,
     offset: Option<u64>,
     probe_opcode: impl Fn(u64) -> Option<u16>,
-    known: impl FnOnce(&[u16; MAX_INSN_SIZE]) -> bool,
     slot: Option<u64>,
 ) -> Result<Prepared, i32> {
     if !can_probe(text, addr, offset, probe_opcode) {
         return Err(errno::EINVAL);
     }
     let (insn, len) = text.read_insn(addr).ok_or(errno::EINVAL)?;
-    if probe_is_prohibited_opcode(&insn, known(&insn)) {
+    if probe_is_prohibited_opcode(&insn) {
         return Err(errno::EINVAL);
     }
     let slot = slot.ok_or(errno::ENOMEM)?;

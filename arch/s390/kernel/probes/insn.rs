@@ -13,15 +13,61 @@ pub const fn insn_length(code: u8) -> u64 {
     ((((code as u64) + 64) >> 7) + 1) << 1
 }
 
-/// `probe_is_prohibited_opcode()`: whether an instruction must not be probed, given whether
-/// the disassembler knows it (`is_known_insn()`, a kernel service).
+/// An opcode group of the kernel's disassembler (`struct s390_opcode_offset` with the
+/// `opcode[]` entries it covers): instructions whose first byte is `opcode` have the rest of
+/// their opcode in byte `byte`, under `mask`, and are known when that is one of `opfrags`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct OpcodeGroup {
+    /// The first byte.
+    pub opcode: u8,
+    /// The byte holding the rest of the opcode (0 for the one-byte opcodes).
+    pub byte: u8,
+    /// The mask on that byte.
+    pub mask: u8,
+    /// The opcode fragments known.
+    pub opfrags: &'static [u8],
+}
+
+/// Byte `i` (0 to 5) of the instruction `insn`, as s390 stores it (big-endian halfwords).
+const fn insn_byte(insn: &[u16; 3], i: u8) -> u8 {
+    let h = if i < 2 {
+        insn[0]
+    } else if i < 4 {
+        insn[1]
+    } else {
+        insn[2]
+    };
+    if i & 1 == 0 {
+        (h >> 8) as u8
+    } else {
+        h as u8
+    }
+}
+
+/// `is_known_insn()` (`find_insn()` of `arch/s390/kernel/dis.c`): whether the disassembler
+/// knows the instruction `insn` (its halfwords; bytes past its length are never looked at).
 ///
-/// Unknown instructions; those that change the addressing or branch mode or the PSW
-/// (`bassm`, `bsm`, `stnsm`, `stosm`, `bakr`, `bsa`, `bsg`, `pc`, `pt`, `pr`), execute another
-/// instruction (`ex`, `exrl`), call the hypervisor (`diag`), read the PSW (`epsw`) or begin and
-/// end a transaction (`tbegin`, `tbeginc`, `tend`).
-pub const fn probe_is_prohibited_opcode(insn: &[u16; 3], known: bool) -> bool {
-    if !known {
+/// The group of its first byte, else the last group (the one-byte opcodes), says which byte
+/// holds the rest of the opcode; the instruction is known when that fragment is in the group.
+pub fn is_known_insn(insn: &[u16; 3]) -> bool {
+    let groups = &super::opcodes::OPCODE_GROUPS;
+    let first = insn_byte(insn, 0);
+    let Some(group) = groups.iter().find(|g| g.opcode == first).or(groups.last()) else {
+        return false;
+    };
+    let frag = insn_byte(insn, group.byte) & group.mask;
+    group.opfrags.contains(&frag)
+}
+
+/// `probe_is_prohibited_opcode()`: whether an instruction must not be probed.
+///
+/// Instructions the disassembler does not know ([`is_known_insn`]); those that change the
+/// addressing or branch mode or the PSW (`bassm`, `bsm`, `stnsm`, `stosm`, `bakr`, `bsa`,
+/// `bsg`, `pc`, `pt`, `pr`), execute another instruction (`ex`, `exrl`), call the hypervisor
+/// (`diag`), read the PSW (`epsw`) or begin and end a transaction (`tbegin`, `tbeginc`,
+/// `tend`).
+pub fn probe_is_prohibited_opcode(insn: &[u16; 3]) -> bool {
+    if !is_known_insn(insn) {
         return true;
     }
     match insn[0] >> 8 {

@@ -13,10 +13,10 @@
 //! registered, the symbol table, the slot). Here that state is explicit input: [`KernelText`]
 //! answers what upstream reads of the text (big-endian halfwords, `kprobe_opcode_t`), and
 //! what `kallsyms_lookup_size_offset()`, `get_kprobe()` and the slot allocation answer is
-//! passed in. Whether the disassembler knows an instruction (`is_known_insn()`, the opcode
-//! tables of `arch/s390/kernel/dis.c`, generated from `arch/s390/tools/opcodes.txt`) is a
-//! kernel service the glue asks, as the ppc64 layer asks `analyse_instr()`. `insn.rs` holds the
-//! instruction helpers: `insn_length()` (`asm/dis.h`), `probe_is_prohibited_opcode()`,
+//! passed in. `insn.rs` holds the instruction helpers: `insn_length()` and `is_known_insn()`
+//! (`asm/dis.h`, with `find_insn()` of `kernel/dis.c` over the opcode groups of `opcodes.rs`,
+//! generated from `arch/s390/tools/opcodes.txt` by `arch/s390/tools/gen_opcode_table.rs` as
+//! the kernel's `dis-defs.h` is by `gen_opcode_table.c`), `probe_is_prohibited_opcode()`,
 //! `probe_get_fixup_type()` and `probe_is_insn_relative_long()` (`lib/probes.c`); `decode.rs`
 //! the decisions of `kprobes.c`: `can_probe()`, `arch_prepare_kprobe()` with
 //! `copy_instruction()` (the relative-long displacement fix-up for the slot), and what
@@ -34,14 +34,16 @@
 
 mod decode;
 pub mod insn;
+pub mod opcodes;
 
 pub use decode::{
     can_probe, copy_instruction, disable_singlestep_mask, prepare_kprobe, resume_execution,
     Prepared, Resumed, PSW_MASK_EXT, PSW_MASK_IO, PSW_MASK_PER,
 };
 pub use insn::{
-    insn_length, probe_get_fixup_type, probe_is_insn_relative_long, probe_is_prohibited_opcode,
-    FIXUP_BRANCH_NOT_TAKEN, FIXUP_NOT_REQUIRED, FIXUP_PSW_NORMAL, FIXUP_RETURN_REGISTER,
+    insn_length, is_known_insn, probe_get_fixup_type, probe_is_insn_relative_long,
+    probe_is_prohibited_opcode, OpcodeGroup, FIXUP_BRANCH_NOT_TAKEN, FIXUP_NOT_REQUIRED,
+    FIXUP_PSW_NORMAL, FIXUP_RETURN_REGISTER,
 };
 
 /// The halfwords of the longest instruction, and of a slot (`MAX_INSN_SIZE`).

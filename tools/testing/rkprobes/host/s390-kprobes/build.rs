@@ -13,12 +13,15 @@
 //! `*(s32 *)&insn[1]`, two big-endian halfwords on s390; build.rs replaces those two
 //! accesses by `RK_S32_GET()`/`RK_S32_SET()` (`csrc/rk_kernel.h`), which join the two
 //! halfwords as s390 does. `csrc/rk_kernel.h` and `csrc/s390_c_shim.c` stand for the rest of
-//! the kernel. `cfg(rkprobes_c_s390)` is set when that worked; without the tree the
+//! the kernel. The disassembler's tables (`dis-defs.h`) are made as the kernel build makes
+//! them: the tree's own `arch/s390/tools/gen_opcode_table.c`, built for the host, run on the
+//! tree's `opcodes.txt`. `cfg(rkprobes_c_s390)` is set when that worked; without the tree the
 //! differential says why it cannot run.
 
 use rkprobes_difftest_common::build::{compile_shim, cut_out, read, Extract};
-use rkprobes_difftest_common::c_build::archive;
+use rkprobes_difftest_common::c_build::{archive, cc, run};
 use std::path::Path;
+use std::process::{Command, Stdio};
 
 /// Functions and macros cut out by name, in this order, and into which output file.
 const EXTRACT: Extract<'static> = &[
@@ -34,6 +37,12 @@ const EXTRACT: Extract<'static> = &[
             "#define FIXUP_NOT_REQUIRED",
             "#define MAX_INSN_SIZE",
         ],
+    ),
+    ("rk_dis.c", "arch/s390/kernel/dis.c", &["find_insn("]),
+    (
+        "rk_dis.c",
+        "arch/s390/include/asm/dis.h",
+        &["is_known_insn("],
     ),
     (
         "rk_probes.c",
@@ -76,9 +85,55 @@ fn main() {
     );
 }
 
+/// The structures of `dis.c` that `find_insn()` reads, cut from `struct NAME {` to the line
+/// that closes it.
+const STRUCTS: &[&str] = &["struct s390_insn {", "struct s390_opcode_offset {"];
+
+/// Builds the tree's `gen_opcode_table.c` and writes what it makes of `opcodes.txt` into
+/// `out/dis-defs.h`.
+fn dis_defs(src: &Path, out: &Path) -> Result<(), String> {
+    let tools = src.join("arch/s390/tools");
+    let opcodes = tools.join("opcodes.txt");
+    read(&opcodes)?;
+    read(&tools.join("gen_opcode_table.c"))?;
+    let gen = out.join("gen_opcode_table");
+    run(Command::new(cc())
+        .arg("-O1")
+        .arg(tools.join("gen_opcode_table.c"))
+        .arg("-o")
+        .arg(&gen))?;
+    let input = std::fs::File::open(&opcodes).map_err(|e| e.to_string())?;
+    let defs = run(Command::new(&gen).stdin(Stdio::from(input)))?;
+    std::fs::write(out.join("dis-defs.h"), defs).map_err(|e| e.to_string())
+}
+
+/// Cuts [`STRUCTS`] out of `dis.c` into `out/rk_dis_structs.c`.
+fn dis_structs(src: &Path, out: &Path) -> Result<(), String> {
+    let path = src.join("arch/s390/kernel/dis.c");
+    let text = read(&path)?;
+    let lines: Vec<&str> = text.lines().collect();
+    let mut piece = String::from("/* Cut out of the Linux tree by build.rs. */\n");
+    for name in STRUCTS {
+        let start = lines
+            .iter()
+            .position(|l| l.starts_with(name))
+            .ok_or_else(|| format!("{name} not in {}", path.display()))?;
+        let len = lines[start..]
+            .iter()
+            .position(|l| l.starts_with('}'))
+            .ok_or_else(|| format!("{name} does not end in {}", path.display()))?;
+        piece += &format!("#line {} \"{}\"\n", start + 1, path.display());
+        piece += &lines[start..=start + len].join("\n");
+        piece += "\n";
+    }
+    std::fs::write(out.join("rk_dis_structs.c"), piece).map_err(|e| e.to_string())
+}
+
 fn build(src: &Path, out: &Path) -> Result<(), String> {
     let kernel = src.join("arch/s390/kernel");
     read(&kernel.join("kprobes.c"))?;
+    dis_defs(src, out)?;
+    dis_structs(src, out)?;
     cut_out(src, out, EXTRACT)?;
     let path = out.join("rk_kprobes.c");
     let mut text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;

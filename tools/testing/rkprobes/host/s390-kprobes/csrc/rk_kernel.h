@@ -18,6 +18,8 @@
 
 #define CONFIG_KPROBES 1
 #define NOKPROBE_SYMBOL(fname)
+#define __packed __attribute__((__packed__))
+#define ARRAY_SIZE(arr) (sizeof(arr) / sizeof((arr)[0]))
 #define EINVAL 22
 #define ENOMEM 12
 #define EFAULT 14
@@ -59,7 +61,6 @@ struct kprobe_ctlblk {
 };
 
 /* The kernel services the cut-out code calls; the shim defines them. */
-int is_known_insn(unsigned char *code);
 int kallsyms_lookup_size_offset(unsigned long addr, unsigned long *symbolsize,
 				unsigned long *offset);
 long copy_from_kernel_nofault(void *dst, const void *src, size_t size);

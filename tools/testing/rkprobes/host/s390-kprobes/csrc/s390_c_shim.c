@@ -4,7 +4,9 @@
  * of the Rust ones (arch/s390/kernel/probes/*.rs).
  *
  * build.rs cuts the helpers and functions that make the decisions out of the
- * tree into rk_pre.c, rk_probes.c and rk_kprobes.c. The entry points below
+ * tree into rk_pre.c, rk_dis_structs.c, rk_dis.c, rk_probes.c and
+ * rk_kprobes.c, and makes the disassembler's tables (dis-defs.h) with the
+ * tree's gen_opcode_table.c. The entry points below
  * (rk_*) are what src/ffi.rs calls; the kernel services the cut-out code
  * calls answer from what the harness set and record what they were asked.
  *
@@ -20,6 +22,31 @@
 
 #include "rk_pre.c"
 
+/* The disassembler's tables, as dis.c defines them, and find_insn(). */
+#include "rk_dis_structs.c"
+#include "dis-defs.h"
+static struct s390_insn opcode[] = OPCODE_TABLE_INITIALIZER;
+static struct s390_opcode_offset opcode_offset[] = OPCODE_OFFSET_INITIALIZER;
+#include "rk_dis.c"
+
+/*
+ * probe_is_prohibited_opcode() hands is_known_insn() the probed halfwords,
+ * which the host holds in its own byte order: give the disassembler the
+ * bytes as s390 stores them, and record the question.
+ */
+static int rk_known_asked;
+static u16 rk_known_insn;
+
+static int rk_is_known_halfwords(unsigned char *code)
+{
+	const u16 *h = (const u16 *)code;
+	unsigned char be[6] = { h[0] >> 8, h[0], h[1] >> 8, h[1], h[2] >> 8, h[2] };
+
+	rk_known_asked++;
+	rk_known_insn = h[0];
+	return is_known_insn(be);
+}
+
 /* The fields of include/linux/kprobes.h's struct kprobe the arch code uses. */
 struct arch_specific_insn {
 	kprobe_opcode_t *insn;
@@ -34,7 +61,9 @@ struct kprobe {
 struct kprobe *get_kprobe(void *addr);
 kprobe_opcode_t *get_insn_slot(void);
 
+#define is_known_insn rk_is_known_halfwords
 #include "rk_probes.c"
+#undef is_known_insn
 #include "rk_kprobes.c"
 
 /* The text, at its kernel address. */
@@ -82,17 +111,6 @@ int kallsyms_lookup_size_offset(unsigned long addr, unsigned long *symbolsize,
 	if (rk_sym_found && offset)
 		*offset = rk_sym_offset;
 	return rk_sym_found;
-}
-
-/* is_known_insn(): the harness's answer, and the halfword it was asked about. */
-static int rk_known, rk_known_asked;
-static u16 rk_known_insn;
-
-int is_known_insn(unsigned char *code)
-{
-	rk_known_asked++;
-	rk_known_insn = *(u16 *)code;
-	return rk_known;
 }
 
 /*
@@ -159,16 +177,38 @@ int rk_insn_length(unsigned char code)
 	return insn_length(code);
 }
 
-int rk_prohibited(const u16 *insn, int known, int *asked)
+int rk_prohibited(const u16 *insn, int *asked)
 {
 	u16 copy[3] = { insn[0], insn[1], insn[2] };
 	int r;
 
-	rk_known = known;
 	rk_known_asked = 0;
 	r = probe_is_prohibited_opcode(copy);
 	*asked = rk_known_asked;
 	return r;
+}
+
+/* is_known_insn() of the instruction whose halfwords are insn. */
+int rk_known(const u16 *insn)
+{
+	unsigned char be[6] = { insn[0] >> 8, insn[0], insn[1] >> 8, insn[1],
+				insn[2] >> 8, insn[2] };
+
+	return is_known_insn(be);
+}
+
+/* opcode_offset[]: its length, and each entry's opcode, mask, byte and count. */
+int rk_opcode_offsets(u8 *opc, u8 *mask, u8 *byte, u16 *count, int max)
+{
+	int n = ARRAY_SIZE(opcode_offset);
+
+	for (int i = 0; i < n && i < max; i++) {
+		opc[i] = opcode_offset[i].opcode;
+		mask[i] = opcode_offset[i].mask;
+		byte[i] = opcode_offset[i].byte;
+		count[i] = opcode_offset[i].count;
+	}
+	return n;
 }
 
 int rk_fixup_type(const u16 *insn)
@@ -199,10 +239,10 @@ struct rk_prepared {
 
 /*
  * arch_prepare_kprobe() at kaddr (in the mapped text), with its symbol offset
- * (found or not), the disassembler's answer, and the slot at slot (0: none).
+ * (found or not), probes from probe_seed, and the slot at slot (0: none).
  */
 int rk_prepare(unsigned long kaddr, int sym_found, unsigned long sym_offset,
-	       int known, unsigned long probe_seed, unsigned long slot,
+	       unsigned long probe_seed, unsigned long slot,
 	       struct rk_prepared *out)
 {
 	struct kprobe p = { 0 };
@@ -212,7 +252,6 @@ int rk_prepare(unsigned long kaddr, int sym_found, unsigned long sym_offset,
 	p.opcode = RK_POISON;
 	rk_sym_found = sym_found;
 	rk_sym_offset = sym_offset;
-	rk_known = known;
 	rk_known_asked = 0;
 	rk_known_insn = 0;
 	rk_probe_seed = probe_seed;

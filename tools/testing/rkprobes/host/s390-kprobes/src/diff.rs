@@ -6,9 +6,9 @@ use crate::ffi;
 use crate::image::Image;
 #[cfg(rkprobes_c_s390)]
 use crate::kprobes::{
-    copy_instruction, disable_singlestep_mask, insn_length, prepare_kprobe, probe_get_fixup_type,
-    probe_is_insn_relative_long, probe_is_prohibited_opcode, resume_execution, KernelText,
-    PSW_MASK_EXT, PSW_MASK_IO, PSW_MASK_PER,
+    copy_instruction, disable_singlestep_mask, insn_length, is_known_insn, prepare_kprobe,
+    probe_get_fixup_type, probe_is_insn_relative_long, probe_is_prohibited_opcode,
+    resume_execution, KernelText, PSW_MASK_EXT, PSW_MASK_IO, PSW_MASK_PER,
 };
 #[cfg(rkprobes_c_s390)]
 use crate::rng::Rng;
@@ -104,14 +104,22 @@ fn compare_site(
     };
 
     // The instruction helpers on the halfwords at the site.
-    let known = rng.below(4) != 0;
-    let (c_pro, c_asked) = ffi::prohibited(&insn, known);
-    let r_pro = probe_is_prohibited_opcode(&insn, known);
+    let (r_known, c_known) = (is_known_insn(&insn), ffi::known(&insn));
+    check(rep, r_known == c_known, &|| {
+        format!("is_known_insn: Rust {r_known}, C {c_known}")
+    });
+    let (c_pro, c_asked) = ffi::prohibited(&insn);
+    let r_pro = probe_is_prohibited_opcode(&insn);
     check(
         rep,
         (c_pro != 0) == r_pro && c_asked == 1 && (c_pro == 0 || c_pro == -22),
-        &|| format!("probe_is_prohibited_opcode(known {known}): Rust {r_pro}, C {c_pro}"),
+        &|| format!("probe_is_prohibited_opcode: Rust {r_pro}, C {c_pro}"),
     );
+    rep.count(match (r_known, r_pro) {
+        (false, _) => "instruction unknown",
+        (true, true) => "instruction known, prohibited",
+        (true, false) => "instruction known, allowed",
+    });
     let (r_fix, c_fix) = (probe_get_fixup_type(&insn), ffi::fixup_type(&insn));
     check(rep, r_fix == c_fix, &|| {
         format!("probe_get_fixup_type: Rust {r_fix:#x}, C {c_fix:#x}")
@@ -133,19 +141,11 @@ fn compare_site(
     let mut accepted = false;
     for &pa in &addrs {
         let offset = (rng.below(64) != 0).then_some(pa - start);
-        let known = rng.below(8) != 0;
         let seed = rng.next_u64();
         let slot = (rng.below(32) != 0).then(|| slot_near(pa, rng));
         let r_slot = slot.map(|s| if opts.skew_slot { s + 2 } else { s });
-        let r = prepare_kprobe(
-            img,
-            pa,
-            offset,
-            |x| ffi::probe_at(x, seed),
-            |_| known,
-            r_slot,
-        );
-        let (cret, c) = ffi::prepare(pa, offset, known, seed, slot);
+        let r = prepare_kprobe(img, pa, offset, |x| ffi::probe_at(x, seed), r_slot);
+        let (cret, c) = ffi::prepare(pa, offset, seed, slot);
         let same = match r {
             Err(e) => cret == e && c.opcode == 0x5a5a && c.slot == [0x5a5a; 4] && c.stray == 0,
             Ok(p) => {
@@ -160,7 +160,7 @@ fn compare_site(
             }
         };
         check(rep, same, &|| {
-            format!("arch_prepare_kprobe({pa:#x}, offset {offset:x?}, known {known}, slot {slot:x?}): Rust {r:x?}, C {cret} {c:x?}")
+            format!("arch_prepare_kprobe({pa:#x}, offset {offset:x?}, slot {slot:x?}): Rust {r:x?}, C {cret} {c:x?}")
         });
         rep.count(match r {
             Err(e) if pa % 2 != 0 => format!("prepare errno {e}, odd address"),
@@ -229,6 +229,52 @@ pub fn insn_length_mismatches() -> Option<usize> {
     }
     #[cfg(not(rkprobes_c_s390))]
     {
+        None
+    }
+}
+
+/// Upstream's `opcode_offset[]` (each entry's opcode, mask, byte and count), or `None`
+/// without the C.
+pub fn c_opcode_offsets() -> Option<Vec<(u8, u8, u8, usize)>> {
+    #[cfg(rkprobes_c_s390)]
+    {
+        Some(ffi::opcode_offsets())
+    }
+    #[cfg(not(rkprobes_c_s390))]
+    {
+        None
+    }
+}
+
+/// `is_known_insn()` of every first byte with every value of the byte its group looks at
+/// (the other bytes random), Rust against upstream: the number of instructions compared and
+/// of differences, or `None` without the C.
+pub fn known_insn_sweep(seed: u64) -> Option<(usize, usize)> {
+    #[cfg(rkprobes_c_s390)]
+    {
+        let mut rng = Rng::new(seed);
+        let (mut n, mut bad) = (0, 0);
+        for first in 0..=255u16 {
+            for other in 0..=255u16 {
+                for byte in [1usize, 5] {
+                    let mut b: [u8; 6] = std::array::from_fn(|_| rng.next_u32() as u8);
+                    b[0] = first as u8;
+                    b[byte] = other as u8;
+                    let insn = [
+                        u16::from_be_bytes([b[0], b[1]]),
+                        u16::from_be_bytes([b[2], b[3]]),
+                        u16::from_be_bytes([b[4], b[5]]),
+                    ];
+                    n += 1;
+                    bad += usize::from(is_known_insn(&insn) != ffi::known(&insn));
+                }
+            }
+        }
+        Some((n, bad))
+    }
+    #[cfg(not(rkprobes_c_s390))]
+    {
+        let _ = seed;
         None
     }
 }

@@ -32,14 +32,21 @@ mod c {
         pub fn rk_map_text(base: u64, text: *const u16, len: u64) -> i32;
         pub fn rk_map_slot(at: u64) -> u64;
         pub fn rk_insn_length(code: u8) -> i32;
-        pub fn rk_prohibited(insn: *const u16, known: i32, asked: *mut i32) -> i32;
+        pub fn rk_prohibited(insn: *const u16, asked: *mut i32) -> i32;
+        pub fn rk_known(insn: *const u16) -> i32;
+        pub fn rk_opcode_offsets(
+            opc: *mut u8,
+            mask: *mut u8,
+            byte: *mut u8,
+            count: *mut u16,
+            max: i32,
+        ) -> i32;
         pub fn rk_fixup_type(insn: *const u16) -> i32;
         pub fn rk_relative_long(insn0: u16) -> i32;
         pub fn rk_prepare(
             kaddr: u64,
             sym_found: i32,
             sym_offset: u64,
-            known: i32,
             probe_seed: u64,
             slot: u64,
             out: *mut CPrepared,
@@ -113,13 +120,39 @@ pub fn insn_length(code: u8) -> u64 {
 }
 
 #[cfg(rkprobes_c_s390)]
-/// `probe_is_prohibited_opcode()` with `is_known_insn()` answering `known`: its return value
-/// and whether it asked.
-pub fn prohibited(insn: &[u16; 3], known: bool) -> (i32, i32) {
+/// `probe_is_prohibited_opcode()`: its return value and how often it asked
+/// `is_known_insn()`.
+pub fn prohibited(insn: &[u16; 3]) -> (i32, i32) {
     let mut asked = 0;
     // SAFETY: `insn` has the three halfwords the shim copies; `asked` is a live local.
-    let r = unsafe { c::rk_prohibited(insn.as_ptr(), known as i32, &mut asked) };
+    let r = unsafe { c::rk_prohibited(insn.as_ptr(), &mut asked) };
     (r, asked)
+}
+
+#[cfg(rkprobes_c_s390)]
+/// `is_known_insn()` of the instruction whose halfwords are `insn`.
+pub fn known(insn: &[u16; 3]) -> bool {
+    // SAFETY: `insn` has the three halfwords the shim reads.
+    unsafe { c::rk_known(insn.as_ptr()) != 0 }
+}
+
+#[cfg(rkprobes_c_s390)]
+/// Upstream's `opcode_offset[]`: each entry's opcode, mask, byte and count.
+pub fn opcode_offsets() -> Vec<(u8, u8, u8, usize)> {
+    const MAX: usize = 64;
+    let (mut o, mut m, mut b, mut c) = ([0u8; MAX], [0u8; MAX], [0u8; MAX], [0u16; MAX]);
+    // SAFETY: four live arrays of `MAX` entries, of which the shim fills at most `MAX`.
+    let n = unsafe {
+        c::rk_opcode_offsets(
+            o.as_mut_ptr(),
+            m.as_mut_ptr(),
+            b.as_mut_ptr(),
+            c.as_mut_ptr(),
+            MAX as i32,
+        )
+    };
+    let n = (n.max(0) as usize).min(MAX);
+    (0..n).map(|i| (o[i], m[i], b[i], c[i] as usize)).collect()
 }
 
 #[cfg(rkprobes_c_s390)]
@@ -141,7 +174,6 @@ pub fn relative_long(insn0: u16) -> bool {
 pub fn prepare(
     kaddr: u64,
     offset: Option<u64>,
-    known: bool,
     probe_seed: u64,
     slot: Option<u64>,
 ) -> (i32, CPrepared) {
@@ -154,7 +186,6 @@ pub fn prepare(
             kaddr,
             offset.is_some() as i32,
             offset.unwrap_or(0),
-            known as i32,
             probe_seed,
             slot.unwrap_or(0),
             &mut out,

@@ -2,6 +2,7 @@
 
 //! The kernel model both sides of the differential read: the text and its function symbols.
 
+use crate::kprobes::opcodes::OPCODE_GROUPS;
 use crate::kprobes::{insn_length, KernelText, BREAKPOINT_INSTRUCTION};
 use crate::rng::Rng;
 
@@ -115,22 +116,38 @@ const LAST: &[u16] = &[
     0x44, 0x45, 0x46, 0xe4, 0xe5, 0xf6, 0xf7, 0xfc, 0xfd, 0xfe, 0xff, 0x04,
 ];
 
-/// Appends a random instruction (see [`FIRST`]), or one time in 64 a stray 0x00xx halfword
-/// (which ends `can_probe()`'s walk through the rest of its function).
+/// Appends a random instruction: from [`FIRST`], one the disassembler knows (from the opcode
+/// groups), any, or one time in 64 a stray 0x00xx halfword (which ends `can_probe()`'s walk
+/// through the rest of its function).
 fn push_random_insn(rng: &mut Rng, out: &mut Vec<u16>) {
-    let first = match rng.below(64) {
-        0 => (rng.next_u32() & 0xff) as u16,
-        1..=24 => FIRST[rng.below(FIRST.len() as u64) as usize],
-        _ => rng.next_u32() as u16,
-    };
-    out.push(first);
-    let len = insn_length((first >> 8) as u8) as usize / 2;
-    for i in 1..len {
-        let mut h = rng.next_u32() as u16;
-        if i == 2 && rng.below(2) == 0 {
-            h = (h & 0xff00) | LAST[rng.below(LAST.len() as u64) as usize];
+    let mut bytes: [u8; 6] = std::array::from_fn(|_| rng.next_u32() as u8);
+    match rng.below(64) {
+        0 => bytes[0] = 0,
+        1..=24 => {
+            let [a, b] = FIRST[rng.below(FIRST.len() as u64) as usize].to_be_bytes();
+            bytes[0] = a;
+            bytes[1] = b;
+            if rng.below(2) == 0 {
+                bytes[5] = LAST[rng.below(LAST.len() as u64) as usize] as u8;
+            }
         }
-        out.push(h);
+        25..=48 => {
+            // An instruction the disassembler knows.
+            let g = &OPCODE_GROUPS[rng.below(OPCODE_GROUPS.len() as u64) as usize];
+            let frag = g.opfrags[rng.below(g.opfrags.len() as u64) as usize];
+            let at = usize::from(g.byte);
+            if at == 0 {
+                bytes[0] = frag;
+            } else {
+                bytes[0] = g.opcode;
+                bytes[at] = (bytes[at] & !g.mask) | frag;
+            }
+        }
+        _ => {}
+    }
+    let len = insn_length(bytes[0]) as usize / 2;
+    for i in 0..len {
+        out.push(u16::from_be_bytes([bytes[2 * i], bytes[2 * i + 1]]));
     }
 }
 

@@ -35,6 +35,9 @@ fn random_instructions_match_upstream() {
         "prepare errno -22, odd address",
         "resume: after the probe",
         "resume: elsewhere",
+        "instruction unknown",
+        "instruction known, prohibited",
+        "instruction known, allowed",
     ] {
         assert!(rep.outcomes.contains_key(outcome), "never saw {outcome}");
     }
@@ -65,4 +68,21 @@ fn insn_length_matches_upstream() {
             println!("SKIP: upstream's C was not built");
         }
     }
+}
+
+/// `is_known_insn()` against upstream's over every first byte and every value of the byte its
+/// group looks at.
+#[test]
+fn known_instructions_match_upstream() {
+    let Some((n, bad)) = diff::known_insn_sweep(0x5eed) else {
+        assert!(
+            !upstream::tree_has(TREE_FILE),
+            "the Linux tree is present but the C was not built"
+        );
+        println!("SKIP: upstream's C was not built");
+        return;
+    };
+    println!("is_known_insn(): {n} instructions, {bad} mismatches");
+    assert_eq!(bad, 0);
+    assert_eq!(n, 2 * 256 * 256);
 }

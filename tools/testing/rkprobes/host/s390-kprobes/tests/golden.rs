@@ -9,8 +9,8 @@
 //! `lib/probes.c` and `kernel/kprobes.c` are documented to do, not from the code under test.
 
 use rkprobes_s390_kprobes::kprobes::{
-    can_probe, copy_instruction, disable_singlestep_mask, errno, insn_length, prepare_kprobe,
-    probe_get_fixup_type, probe_is_insn_relative_long, probe_is_prohibited_opcode,
+    can_probe, copy_instruction, disable_singlestep_mask, errno, insn_length, is_known_insn,
+    prepare_kprobe, probe_get_fixup_type, probe_is_insn_relative_long, probe_is_prohibited_opcode,
     resume_execution, KernelText, Prepared, Resumed, BREAKPOINT_INSTRUCTION,
     FIXUP_BRANCH_NOT_TAKEN, FIXUP_NOT_REQUIRED, FIXUP_PSW_NORMAL, FIXUP_RETURN_REGISTER,
     PSW_MASK_EXT, PSW_MASK_IO, PSW_MASK_PER,
@@ -89,6 +89,48 @@ fn lengths() {
 }
 
 #[test]
+fn known_instructions() {
+    for insn in [
+        &LGR[..],
+        &STG,
+        &AGHI,
+        &BR,
+        &LARL,
+        &BRASL,
+        &LPSW,
+        &CRB,
+        &CGIJ,
+        &BXHG,
+        &BCTG,
+        &PR,
+        &TEND,
+        &EXRL,
+        &BASSM,
+        &DIAG,
+    ] {
+        assert!(is_known_insn(&i(insn)), "{insn:04x?}");
+    }
+    // The breakpoint and 0x0000 are in the disassembler's table ("brkpt", "illegal").
+    assert!(is_known_insn(&[BREAKPOINT_INSTRUCTION, 0, 0]));
+    assert!(is_known_insn(&[0x0000, 0, 0]));
+    // Opcodes opcodes.txt does not list: 0x0001, 0x0100, 0x00ff, 0xb203, 0xb2fe, and 0xe3
+    // with last byte 0x00.
+    for insn in [
+        [0x0001, 0, 0],
+        [0x0100, 0, 0],
+        [0x00ff, 0, 0],
+        [0xb203, 0, 0],
+        [0xb2fe, 0, 0],
+        [0xe310, 0x2000, 0x0000],
+    ] {
+        assert!(!is_known_insn(&insn), "{insn:04x?}");
+    }
+    // The fragment of a group that looks at byte 5 is there, not in byte 1.
+    assert!(!is_known_insn(&[0xe324, 0xf008, 0x0000]));
+    assert!(is_known_insn(&[0xe300, 0xf008, 0x0024]));
+}
+
+#[test]
 fn prohibited() {
     for insn in [
         &BASSM[..],
@@ -109,13 +151,13 @@ fn prohibited() {
         &TBEGINC,
         &TEND,
     ] {
-        assert!(probe_is_prohibited_opcode(&i(insn), true), "{insn:04x?}");
+        assert!(probe_is_prohibited_opcode(&i(insn)), "{insn:04x?}");
     }
     for insn in [&LGR[..], &STG, &AGHI, &BR, &LARL, &BRASL, &LPSW, &CRB] {
-        assert!(!probe_is_prohibited_opcode(&i(insn), true), "{insn:04x?}");
-        // Whatever the disassembler does not know is refused.
-        assert!(probe_is_prohibited_opcode(&i(insn), false), "{insn:04x?}");
+        assert!(!probe_is_prohibited_opcode(&i(insn)), "{insn:04x?}");
     }
+    // Whatever the disassembler does not know is refused.
+    assert!(probe_is_prohibited_opcode(&[0xb203, 0x0012, 0]));
 }
 
 #[test]
@@ -249,10 +291,10 @@ fn instruction_boundaries() {
 
 #[test]
 fn prepare() {
-    let t = text(&[&STG, &LARL, &EX, &BR]);
+    let t = text(&[&STG, &LARL, &EX, &BR, &[0xb203, 0x0012]]);
     let none = |_| None;
     let slot = BASE - 0x1_0000;
-    let p = prepare_kprobe(&t, BASE + 6, Some(6), none, |_| true, Some(slot)).expect("larl");
+    let p = prepare_kprobe(&t, BASE + 6, Some(6), none, Some(slot)).expect("larl");
     assert_eq!(
         p,
         Prepared {
@@ -261,26 +303,26 @@ fn prepare() {
             len: 6
         }
     );
-    let p = prepare_kprobe(&t, BASE, Some(0), none, |_| true, Some(slot)).expect("stg");
+    let p = prepare_kprobe(&t, BASE, Some(0), none, Some(slot)).expect("stg");
     assert_eq!(p.slot_insn, STG);
     assert_eq!(
-        prepare_kprobe(&t, BASE + 12, Some(12), none, |_| true, Some(slot)),
+        prepare_kprobe(&t, BASE + 12, Some(12), none, Some(slot)),
         Err(errno::EINVAL),
         "ex"
     );
     assert_eq!(
-        prepare_kprobe(&t, BASE + 8, Some(8), none, |_| true, Some(slot)),
+        prepare_kprobe(&t, BASE + 8, Some(8), none, Some(slot)),
         Err(errno::EINVAL),
         "inside larl"
     );
     assert_eq!(
-        prepare_kprobe(&t, BASE + 16, Some(16), none, |_| false, Some(slot)),
-        Err(errno::EINVAL),
-        "unknown"
+        prepare_kprobe(&t, BASE + 16, Some(16), none, None),
+        Err(errno::ENOMEM)
     );
     assert_eq!(
-        prepare_kprobe(&t, BASE + 16, Some(16), none, |_| true, None),
-        Err(errno::ENOMEM)
+        prepare_kprobe(&t, BASE + 18, Some(18), none, Some(slot)),
+        Err(errno::EINVAL),
+        "unknown"
     );
 }
 

@@ -43,7 +43,7 @@ pub extern "C" fn exercise(halfwords: &[u16; 64], w: &[u64; 8], gprs: &mut [u64;
     let text = Text { base: w[0], halfwords: halfwords.get(..n).unwrap_or(halfwords) };
     let mut r = 0i64;
     let probe = |a: u64| if a == w[5] { Some(w[6] as u16) } else { None };
-    match kprobes::prepare_kprobe(&text, w[1], Some(w[3]), probe, |i| i[1] & 1 == 0, Some(w[4])) {
+    match kprobes::prepare_kprobe(&text, w[1], Some(w[3]), probe, Some(w[4])) {
         Ok(p) => {
             let res = kprobes::resume_execution(&p.slot_insn, w[1], w[4], w[7]);
             if let Some((reg, delta)) = res.gpr_fix {
@@ -57,7 +57,8 @@ pub extern "C" fn exercise(halfwords: &[u16; 64], w: &[u64; 8], gprs: &mut [u64;
     }
     let insn = [w[5] as u16, w[6] as u16, w[7] as u16];
     r = r.wrapping_add(kprobes::probe_get_fixup_type(&insn) as i64);
-    r = r.wrapping_add(kprobes::probe_is_prohibited_opcode(&insn, w[0] & 1 != 0) as i64);
+    r = r.wrapping_add(kprobes::probe_is_prohibited_opcode(&insn) as i64);
+    r = r.wrapping_add(kprobes::is_known_insn(&insn) as i64);
     r = r.wrapping_add(kprobes::copy_instruction(insn, w[1], w[2])[2] as i64);
     r = r.wrapping_add(kprobes::can_probe(&text, w[3], None, probe) as i64);
     r.wrapping_add(kprobes::disable_singlestep_mask(w[4], w[5]) as i64)

@@ -42,6 +42,12 @@ fn main() {
         }
         None => {}
     }
+    if let Some((n, bad)) = diff::known_insn_sweep(opts.seed) {
+        println!("is_known_insn() of every first byte and opcode byte: {n} instructions, {bad} mismatches");
+        if bad != 0 {
+            std::process::exit(1);
+        }
+    }
     let mut totals = Totals::default();
     if random > 0 {
         let img = image::random_image(random, opts.seed, BASE);
