@@ -2,7 +2,7 @@
 
 //! The kernel model both sides of the differential read: the text and its function symbols.
 
-use crate::kprobes::{insn, KernelText};
+use crate::kprobes::{insn, is_kernel_addr, KernelText, PAGE_OFFSET};
 use crate::rng::Rng;
 use rkprobes_difftest_common::elf::{le_words, Elf};
 
@@ -54,7 +54,12 @@ impl Image {
         v
     }
 
-    /// Reads the `.text` of a ppc64le vmlinux and its function symbols.
+    /// Reads the `.text` of a ppc64le ELF file (a vmlinux) and its function symbols.
+    ///
+    /// A stripped file (a user program such as the pipeline's static busybox) has no
+    /// symbols: its whole `.text` is then one function, moved by [`PAGE_OFFSET`] so that it
+    /// sits at kernel addresses (its offsets in a page, and the branches within it, stay the
+    /// same).
     pub fn from_elf(path: &str) -> Result<Image, String> {
         let f = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
         let elf = Elf::parse(&f, Some((EM_PPC64, "a little-endian ppc64")))?;
@@ -65,8 +70,28 @@ impl Image {
             words: le_words(elf.data(text)?),
             ..Image::default()
         };
-        img.functions = elf.text_symbols(text, img.end())?.functions;
+        img.functions = match elf.text_symbols(text, img.end()) {
+            Ok(syms) if !syms.functions.is_empty() => syms.functions,
+            _ => {
+                if !is_kernel_addr(img.base) {
+                    img.base = img.base.wrapping_add(PAGE_OFFSET);
+                }
+                img.name = format!("{path} (no symbols: the whole .text at {:#x})", img.base);
+                vec![(img.base, img.end() - img.base)]
+            }
+        };
         Ok(img)
+    }
+
+    /// The first `n` words of the image (its functions cut there).
+    pub fn truncated(mut self, n: usize) -> Image {
+        self.words.truncate(n);
+        let end = self.end();
+        self.functions.retain(|&(start, _)| start < end);
+        for f in &mut self.functions {
+            f.1 = f.1.min(end - f.0);
+        }
+        self
     }
 }
 

@@ -104,3 +104,26 @@ fn constants_match_upstream() {
         }
     }
 }
+
+/// The pipeline's static ppc64le busybox.
+const BUSYBOX: &str = "/root/.cache/rkprobes/busybox/ppc64/busybox";
+
+/// Real compiled code: the first 100000 words of the static ppc64le busybox's `.text` (the
+/// whole of it is the `ppc64-kprobes-difftest` binary's run).
+#[test]
+fn busybox_text_matches_upstream() {
+    let Some(path) = upstream::existing_vmlinux(BUSYBOX.into(), "ppc64 busybox", "-") else {
+        return;
+    };
+    let img = Image::from_elf(&path)
+        .expect("busybox reads")
+        .truncated(100_000);
+    let opts = diff::Options {
+        opt_scenarios: 1,
+        ..diff::Options::default()
+    };
+    let Some(rep) = run(img, &opts) else { return };
+    rep.print();
+    assert_eq!(rep.mismatches, 0, "{:#?}", rep.shown);
+    assert!(rep.sites > 99_000, "{} sites", rep.sites);
+}

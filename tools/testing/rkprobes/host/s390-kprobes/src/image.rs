@@ -52,6 +52,99 @@ impl Image {
     }
 }
 
+/// `EM_S390`.
+const EM_S390: u16 = 22;
+
+/// Instructions per pseudo-function of a stripped text.
+const PSEUDO_FUNCTION_INSNS: usize = 64;
+
+fn be16(f: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_be_bytes(f.get(at..at + 2)?.try_into().ok()?))
+}
+fn be32(f: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(f.get(at..at + 4)?.try_into().ok()?))
+}
+fn be64(f: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_be_bytes(f.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// The address and bytes of the `.text` of a big-endian s390x ELF64 file.
+fn elf_text(f: &[u8]) -> Option<(u64, &[u8])> {
+    if f.get(..6)? != b"\x7fELF\x02\x02" || be16(f, 0x12)? != EM_S390 {
+        return None;
+    }
+    let shoff = usize::try_from(be64(f, 0x28)?).ok()?;
+    let shentsize = usize::from(be16(f, 0x3a)?);
+    let shnum = usize::from(be16(f, 0x3c)?);
+    let shstrndx = usize::from(be16(f, 0x3e)?);
+    let sh = |i: usize| -> Option<(u32, u64, usize, usize)> {
+        let at = shoff + i * shentsize;
+        Some((
+            be32(f, at)?,
+            be64(f, at + 0x10)?,
+            usize::try_from(be64(f, at + 0x18)?).ok()?,
+            usize::try_from(be64(f, at + 0x20)?).ok()?,
+        ))
+    };
+    let (_, _, stroff, _) = sh(shstrndx)?;
+    (0..shnum).find_map(|i| {
+        let (name, addr, off, size) = sh(i)?;
+        let name_at = stroff + name as usize;
+        (f.get(name_at..name_at + 6)? == b".text\0").then_some((addr, f.get(off..off + size)?))
+    })
+}
+
+impl Image {
+    /// The `.text` of a stripped s390x ELF file (such as the pipeline's static busybox), at
+    /// `base` (page-aligned) plus its offset in a 4 KiB page: the text's halfwords, decoded
+    /// from its start by instruction length into pseudo-functions of 64 instructions (the
+    /// symbols `can_probe()` walks from).
+    pub fn from_stripped_elf(path: &str, base: u64) -> Result<Image, String> {
+        let f = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
+        let (addr, text) =
+            elf_text(&f).ok_or_else(|| format!("{path}: not an s390x ELF with a .text"))?;
+        let pad = (addr & 0xfff) as usize / 2;
+        let mut img = Image {
+            name: format!(
+                "{path} (.text, pseudo-functions of {PSEUDO_FUNCTION_INSNS} instructions)"
+            ),
+            base,
+            halfwords: vec![0x0707; pad],
+            ..Image::default()
+        };
+        img.halfwords.extend(
+            text.chunks_exact(2)
+                .map(|c| u16::from_be_bytes([c[0], c[1]])),
+        );
+        let end = img.end();
+        let mut at = base + 2 * pad as u64;
+        while at < end {
+            let start = at;
+            for _ in 0..PSEUDO_FUNCTION_INSNS {
+                let Some(h) = img.read_halfword(at) else {
+                    break;
+                };
+                at += insn_length((h >> 8) as u8);
+            }
+            img.functions.push((start, at.min(end) - start));
+        }
+        img.halfwords.extend([0x0707; 3]);
+        Ok(img)
+    }
+
+    /// The first `n` halfwords of the image (its functions cut there).
+    pub fn truncated(mut self, n: usize) -> Image {
+        self.halfwords.truncate(n);
+        let end = self.end();
+        self.functions.retain(|&(start, _)| start < end);
+        for f in &mut self.functions {
+            f.1 = f.1.min(end - f.0);
+        }
+        self.halfwords.extend([0x0707; 3]);
+        self
+    }
+}
+
 /// First halfwords of the classes the decisions treat apart: the prohibited opcodes
 /// (`bassm`, `bsm`, `diag`, `ex`, `stnsm`, `stosm`, `exrl`, `pr`, `bsa`, `bakr`, `bsg`, `pc`,
 /// `pt`, `epsw`, `tbegin`, `tbeginc`, `tend`), the branches of every fix-up type (`balr`,

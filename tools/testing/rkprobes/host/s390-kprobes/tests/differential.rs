@@ -86,3 +86,27 @@ fn known_instructions_match_upstream() {
     assert_eq!(bad, 0);
     assert_eq!(n, 2 * 256 * 256);
 }
+
+/// The pipeline's static s390x busybox.
+const BUSYBOX: &str = "/root/.cache/rkprobes/busybox/s390/busybox";
+
+/// Real compiled code: the first 200000 halfwords of the static s390x busybox's `.text` (the
+/// whole of it is the `s390-kprobes-difftest` binary's run with `--elf`).
+#[test]
+fn busybox_text_matches_upstream() {
+    let Some(path) = upstream::existing_vmlinux(BUSYBOX.into(), "s390 busybox", "-") else {
+        return;
+    };
+    let img = Image::from_stripped_elf(&path, BASE)
+        .expect("busybox reads")
+        .truncated(200_000);
+    let Some(rep) = run(&img, &diff::Options::default()) else {
+        return;
+    };
+    rep.print();
+    assert_eq!(rep.mismatches, 0, "{:#?}", rep.shown);
+    assert!(rep.sites > 190_000, "{} sites", rep.sites);
+    assert!(rep
+        .outcomes
+        .contains_key("prepare ok: relative long re-aimed"));
+}

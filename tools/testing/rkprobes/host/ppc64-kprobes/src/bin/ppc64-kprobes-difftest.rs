@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Compares the Rust ppc64 kprobes decisions with upstream's C over every function word of a
-//! ppc64le vmlinux's `.text`, and over a synthetic text of random words.
+//! ppc64le vmlinux's `.text` (or every word of a stripped ELF's, such as the pipeline's static
+//! busybox), and over a synthetic text of random words.
 //!
 //! ```text
-//! ppc64-kprobes-difftest [--random N] [--opt N] [--seed S] [--show N] [--skew] [VMLINUX]
+//! ppc64-kprobes-difftest [--random N] [--opt N] [--seed S] [--show N] [--skew] [ELF...]
 //! ```
 
 use rkprobes_difftest_common::cli::{or_exit, unknown_option, Args};
@@ -18,7 +19,7 @@ const DEFAULT_VMLINUX: &str = "/root/.cache/rkprobes/build/ppc64-rust-kunit/vmli
 fn main() {
     let mut opts = diff::Options::default();
     let mut random = 2_000_000usize;
-    let mut vmlinux = upstream::vmlinux("RKPROBES_PPC64_VMLINUX", DEFAULT_VMLINUX);
+    let mut elves: Vec<String> = Vec::new();
     let mut args = Args::from_env();
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -28,20 +29,23 @@ fn main() {
             "--show" => opts.show = args.number("--show") as usize,
             "--skew" => opts.skew_prev = true,
             "-h" | "--help" => {
-                println!("usage: ppc64-kprobes-difftest [--random N] [--opt N] [--seed S] [--show N] [--skew] [VMLINUX]");
+                println!("usage: ppc64-kprobes-difftest [--random N] [--opt N] [--seed S] [--show N] [--skew] [ELF...]");
                 return;
             }
             _ if a.starts_with('-') => unknown_option(&a),
-            _ => vmlinux = a,
+            _ => elves.push(a),
         }
     }
 
+    if elves.is_empty() {
+        elves.push(upstream::vmlinux("RKPROBES_PPC64_VMLINUX", DEFAULT_VMLINUX));
+    }
     let mut images = Vec::new();
-    if !vmlinux.is_empty() {
-        if std::path::Path::new(&vmlinux).exists() {
-            images.push(or_exit(Image::from_elf(&vmlinux), ""));
+    for elf in elves.iter().filter(|e| !e.is_empty()) {
+        if std::path::Path::new(elf).exists() {
+            images.push(or_exit(Image::from_elf(elf), ""));
         } else {
-            println!("SKIP: no ppc64 vmlinux at {vmlinux} (set RKPROBES_PPC64_VMLINUX)");
+            println!("SKIP: no ppc64 ELF at {elf} (set RKPROBES_PPC64_VMLINUX)");
         }
     }
     if random > 0 {

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Compares the Rust s390 kprobes decisions with upstream's C over a synthetic text of random
-//! instructions.
+//! instructions, and over the `.text` of stripped s390x ELF files (such as the pipeline's
+//! static busybox).
 //!
 //! ```text
-//! s390-kprobes-difftest [--random N] [--seed S] [--show N] [--skew]
+//! s390-kprobes-difftest [--random N] [--seed S] [--show N] [--skew] [ELF...]
 //! ```
 
 use rkprobes_difftest_common::cli::{or_exit, unknown_option, Args};
@@ -17,6 +18,7 @@ const BASE: u64 = 0x3ff_e000_0000;
 fn main() {
     let mut opts = diff::Options::default();
     let mut random = 2_000_000usize;
+    let mut elves: Vec<String> = Vec::new();
     let mut args = Args::from_env();
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -31,7 +33,7 @@ fn main() {
                 return;
             }
             _ if a.starts_with('-') => unknown_option(&a),
-            _ => unknown_option(&a),
+            _ => elves.push(a),
         }
     }
     match diff::insn_length_mismatches() {
@@ -49,6 +51,12 @@ fn main() {
         }
     }
     let mut totals = Totals::default();
+    for elf in &elves {
+        let img = or_exit(image::Image::from_stripped_elf(elf, BASE), "");
+        let rep = or_exit(diff::run(&img, &opts), "cannot compare: ");
+        rep.print();
+        totals.add(&rep);
+    }
     if random > 0 {
         let img = image::random_image(random, opts.seed, BASE);
         let rep = or_exit(diff::run(&img, &opts), "cannot compare: ");
