@@ -174,6 +174,19 @@ pub const fn stray_trap(word: Option<u32>) -> StrayTrap {
 
 /// `MSR_SINGLESTEP` without `CONFIG_PPC_ADV_DEBUG_REGS` (Book3S): `MSR_SE`, bit 10.
 pub const MSR_SINGLESTEP: u64 = 1 << 10;
+/// `MSR_PR`: problem state (user mode), bit 14.
+pub const MSR_PR: u64 = 1 << 14;
+/// `MSR_IR`: instruction relocation, bit 5.
+pub const MSR_IR: u64 = 1 << 5;
+/// `MSR_DR`: data relocation, bit 4.
+pub const MSR_DR: u64 = 1 << 4;
+
+/// Whether `kprobe_handler()` looks at a trap taken with `msr` at all: not from user mode
+/// (`user_mode()`), and on Book3S only with instruction and data relocation on (a trap in
+/// real mode is not a kprobe's).
+pub const fn trap_may_be_kprobe(msr: u64) -> bool {
+    msr & MSR_PR == 0 && msr & MSR_IR != 0 && msr & MSR_DR != 0
+}
 
 /// The MSR after a step is abandoned (`kprobe_handler()` re-entered on a trap in the slot,
 /// `kprobe_fault_handler()` during a step): single-step off, the bits saved at the hit back.

@@ -45,8 +45,8 @@ mod opt;
 
 pub use decode::{
     arch_kprobe_on_func_entry, fault_resume, msr_without_singlestep, post_step_resume,
-    prepare_kprobe, stray_trap, tries_emulation, try_to_emulate, Emulation, Prepared, Refusal,
-    Refused, StrayTrap, MSR_SINGLESTEP,
+    prepare_kprobe, stray_trap, trap_may_be_kprobe, tries_emulation, try_to_emulate, Emulation,
+    Prepared, Refusal, Refused, StrayTrap, MSR_DR, MSR_IR, MSR_PR, MSR_SINGLESTEP,
 };
 pub use insn::PpcInst;
 pub use opt::{

@@ -9,7 +9,10 @@
 //! and `can_single_step()` (`asm/probes.h`), the branch helpers and `ppc_function_entry()`
 //! (`asm/code-patching.h`), `patch_branch()` and `is_conditional_branch()`
 //! (`lib/code-patching.c`), `arch_prepare_kprobe()`, `try_to_emulate()`,
-//! `arch_kprobe_on_func_entry()` and `arch_adjust_kprobe_addr()` (`kernel/kprobes.c`), the `TMPL_*_IDX` macros, `can_optimize()`,
+//! `arch_kprobe_on_func_entry()`, `arch_adjust_kprobe_addr()`, the control-block helpers,
+//! `kprobe_handler()`, `kprobe_post_handler()` and `kprobe_fault_handler()`
+//! (`kernel/kprobes.c`), `enable_single_step()` (`asm/probes.h`), `regs_set_return_ip()` and
+//! `regs_set_return_msr()` (`asm/ptrace.h`), the `KPROBE_*` states (`linux/kprobes.h`), the `TMPL_*_IDX` macros, `can_optimize()`,
 //! the immediate-load patchers, `arch_prepare_optimized_kprobe()` and
 //! `arch_within_optimized_kprobe()` (`kernel/optprobes.c`). `csrc/rk_kernel.h` stands for
 //! the rest of the kernel; `csrc/ppc64_c_shim.c` includes the pieces and holds the entry
@@ -105,6 +108,15 @@ const MACROS: &[(&str, &[&str])] = &[
     ),
     ("arch/powerpc/include/asm/kprobes.h", &["RELATIVEJUMP_SIZE"]),
     (
+        "include/linux/kprobes.h",
+        &[
+            "KPROBE_HIT_ACTIVE",
+            "KPROBE_HIT_SS",
+            "KPROBE_REENTER",
+            "KPROBE_HIT_SSDONE",
+        ],
+    ),
+    (
         "arch/powerpc/kernel/optprobes.c",
         &[
             "TMPL_CALL_HDLR_IDX",
@@ -140,8 +152,13 @@ const EXTRACT: Extract<'static> = &[
     ),
     (
         "rk_pre.c",
+        "arch/powerpc/include/asm/ptrace.h",
+        &["regs_set_return_ip(", "regs_set_return_msr("],
+    ),
+    (
+        "rk_pre.c",
         "arch/powerpc/include/asm/probes.h",
-        &["can_single_step("],
+        &["can_single_step(", "enable_single_step("],
     ),
     (
         "rk_pre.c",
@@ -164,7 +181,14 @@ const EXTRACT: Extract<'static> = &[
             "arch_kprobe_on_func_entry(",
             "arch_adjust_kprobe_addr(",
             "arch_prepare_kprobe(",
+            "prepare_singlestep(",
+            "save_previous_kprobe(",
+            "restore_previous_kprobe(",
+            "set_current_kprobe(",
             "try_to_emulate(",
+            "kprobe_handler(",
+            "kprobe_post_handler(",
+            "kprobe_fault_handler(",
         ],
     ),
     (

@@ -27,12 +27,73 @@ struct arch_specific_insn {
 	int boostable;
 };
 
+struct kprobe;
+typedef int (*kprobe_pre_handler_t)(struct kprobe *, struct pt_regs *);
+typedef void (*kprobe_post_handler_t)(struct kprobe *, struct pt_regs *,
+				      unsigned long flags);
+
 struct kprobe {
 	kprobe_opcode_t *addr;
 	kprobe_opcode_t opcode;
 	u32 flags;
+	unsigned long nmissed;
+	kprobe_pre_handler_t pre_handler;
+	kprobe_post_handler_t post_handler;
 	struct arch_specific_insn ainsn;
 };
+
+/* asm/kprobes.h's control block, and this CPU's state, for the handlers. */
+struct prev_kprobe {
+	struct kprobe *kp;
+	unsigned long status;
+	unsigned long saved_msr;
+};
+
+struct kprobe_ctlblk {
+	unsigned long kprobe_status;
+	unsigned long kprobe_saved_msr;
+	struct prev_kprobe prev_kprobe;
+};
+
+static _Thread_local struct kprobe *rk_current;
+static _Thread_local struct kprobe_ctlblk rk_kcb;
+static _Thread_local int rk_preempt, rk_nofault_ok, rk_extable_hit;
+static _Thread_local unsigned int rk_nofault_word;
+static _Thread_local unsigned long rk_extable_fixup;
+
+#define kprobe_running() (rk_current)
+#define get_kprobe_ctlblk() (&rk_kcb)
+#define __this_cpu_write(var, val) (rk_current = (val))
+#define reset_current_kprobe() (rk_current = NULL)
+#define preempt_disable() (rk_preempt++)
+#define preempt_enable() (rk_preempt--)
+#define user_mode(regs) (((regs)->msr & MSR_PR) != 0)
+#define get_kernel_nofault(val, ptr) \
+	({                           \
+		(val) = rk_nofault_word;  \
+		!rk_nofault_ok;      \
+	})
+
+struct exception_table_entry {
+	int fixup;
+};
+
+static struct exception_table_entry rk_entry;
+
+static const struct exception_table_entry *search_exception_tables(unsigned long addr)
+{
+	return rk_extable_hit ? &rk_entry : NULL;
+}
+
+static unsigned long extable_fixup(const struct exception_table_entry *e)
+{
+	return rk_extable_fixup;
+}
+
+static void kprobes_inc_nmissed_count(struct kprobe *p)
+{
+	p->nmissed++;
+}
 
 struct arch_optimized_insn {
 	kprobe_opcode_t copied_insn[1];
@@ -426,4 +487,84 @@ int rk_within_optimized(unsigned long kp_addr, unsigned long addr)
 int rk_on_func_entry(unsigned long offset)
 {
 	return arch_kprobe_on_func_entry(offset);
+}
+
+/* A probe hit's state, before and after one of the handlers. */
+struct rk_hit {
+	/* In. */
+	unsigned long addr, msr, nip, saved_msr, status;
+	unsigned long prev_status, prev_saved_msr;
+	u32 slot[2];
+	int current, prev, has_post, nofault_ok, extable_hit, trapnr;
+	unsigned int nofault_word;
+	unsigned long extable_fixup;
+	/* Out. */
+	unsigned long slot_addr;
+	unsigned long msr_after, nip_after, saved_msr_after, status_after;
+	int current_after; /* 0 none, 1 the probe, 2 the previous one */
+	int post_calls, preempt, ret;
+	unsigned long nmissed;
+};
+
+static _Thread_local int rk_post_calls;
+
+static void rk_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	rk_post_calls++;
+}
+
+/* Runs handler 0 kprobe_handler(), 1 kprobe_post_handler(), 2 kprobe_fault_handler(). */
+int rk_hit(int which, struct rk_hit *h)
+{
+	static _Thread_local _Alignas(8) kprobe_opcode_t slot[2];
+	struct kprobe p = { 0 }, prev = { 0 };
+	struct pt_regs regs = { 0 };
+
+	slot[0] = h->slot[0];
+	slot[1] = h->slot[1];
+	p.addr = (kprobe_opcode_t *)h->addr;
+	p.ainsn.insn = slot;
+	p.post_handler = h->has_post ? rk_post : NULL;
+	h->slot_addr = (unsigned long)slot;
+	regs.msr = h->msr;
+	regs.nip = h->nip;
+	rk_current = h->current ? &p : NULL;
+	rk_kcb.kprobe_status = h->status;
+	rk_kcb.kprobe_saved_msr = h->saved_msr;
+	rk_kcb.prev_kprobe.kp = h->prev ? &prev : NULL;
+	rk_kcb.prev_kprobe.status = h->prev_status;
+	rk_kcb.prev_kprobe.saved_msr = h->prev_saved_msr;
+	rk_preempt = 0;
+	rk_post_calls = 0;
+	rk_nofault_ok = h->nofault_ok;
+	rk_nofault_word = h->nofault_word;
+	rk_extable_hit = h->extable_hit;
+	rk_extable_fixup = h->extable_fixup;
+	/* kprobe_handler() finds the probe (when there is one) at nip. */
+	rk_prev_present = h->current;
+	rk_prev_at = (void *)h->nip;
+	rk_prev = p;
+	switch (which) {
+	case 0:
+		h->ret = kprobe_handler(&regs);
+		break;
+	case 1:
+		h->ret = kprobe_post_handler(&regs);
+		break;
+	case 2:
+		h->ret = kprobe_fault_handler(&regs, h->trapnr);
+		break;
+	default:
+		return -1;
+	}
+	h->msr_after = regs.msr;
+	h->nip_after = regs.nip;
+	h->saved_msr_after = rk_kcb.kprobe_saved_msr;
+	h->status_after = rk_kcb.kprobe_status;
+	h->current_after = rk_current == &p ? 1 : rk_current == &prev ? 2 :
+			   rk_current == &rk_prev ? 3 : rk_current ? 4 : 0;
+	h->post_calls = rk_post_calls;
+	h->preempt = rk_preempt;
+	h->nmissed = p.nmissed + rk_prev.nmissed;
+	return 0;
 }

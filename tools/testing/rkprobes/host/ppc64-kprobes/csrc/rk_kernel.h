@@ -21,6 +21,7 @@
 #define CONFIG_PPC_BOOK3S_64 1
 #define CONFIG_KPROBES 1
 #define CONFIG_KPROBES_ON_FTRACE 1
+#define CONFIG_BOOKE 0
 #define IS_ENABLED(option) (option)
 
 #define __packed __attribute__((__packed__))
@@ -49,6 +50,13 @@ extern _Thread_local unsigned long rk_page_size;
 
 /* What can_optimize() puts in the frame it hands analyse_instr(). */
 #define MSR_KERNEL 0x9000000000001033UL
+
+/* asm/reg.h's MSR bits the handlers test; MSR_SINGLESTEP is MSR_SE on Book3S. */
+#define MSR_PR (1UL << 14)
+#define MSR_SE (1UL << 10)
+#define MSR_IR (1UL << 5)
+#define MSR_DR (1UL << 4)
+#define MSR_SINGLESTEP (MSR_SE)
 
 /* The frame and the analysis of asm/sstep.h, as far as the code touches them. */
 struct pt_regs {
@@ -85,6 +93,11 @@ void rk_warn(const char *fmt);
 		__c;                            \
 	})
 #define pr_devel(fmt, ...) do { } while (0)
+
+/* What the register setters note (Book3S-64 interrupt return); nothing here. */
+static inline void set_return_regs_changed(void)
+{
+}
 
 /* The kernel services the cut-out code calls; the shim defines them. */
 int patch_instruction(u32 *addr, ppc_inst_t instr);

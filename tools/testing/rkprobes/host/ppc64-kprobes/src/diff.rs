@@ -14,6 +14,11 @@ use crate::kprobes::{
     KernelText, OptProbe, PpcInst, Template, BREAKPOINT_INSTRUCTION,
 };
 #[cfg(rkprobes_c_ppc64)]
+use crate::kprobes::{
+    fault_resume, msr_without_singlestep, post_step_resume, stray_trap, trap_may_be_kprobe,
+    StrayTrap, MSR_DR, MSR_IR, MSR_PR, MSR_SINGLESTEP,
+};
+#[cfg(rkprobes_c_ppc64)]
 use crate::rng::Rng;
 use rkprobes_difftest_common::upstream::NOT_BUILT;
 #[cfg(rkprobes_c_ppc64)]
@@ -235,11 +240,14 @@ fn compare_site(img: &Image, a: u64, start: bool, opts: &Options, rng: &mut Rng,
         );
     }
 
-    // Optprobes, for an accepted probe.
+    // Optprobes, and the handlers, for an accepted probe.
     if let Some(slot_insn) = accepted {
         for _ in 0..opts.opt_scenarios {
             compare_optprobe(a, slot_insn, rng, &mut s);
         }
+        compare_handlers(a, slot_insn, rng, &mut s);
+    } else {
+        compare_stray_trap(a, w, rng, &mut s);
     }
 
     // Branches at this address, to its neighbourhood and the branch-range edges.
@@ -267,6 +275,262 @@ fn compare_site(img: &Image, a: u64, start: bool, opts: &Options, rng: &mut Rng,
     let what = || format!("{a:#x} {w:#010x}");
     let diffs = std::mem::take(&mut s.diffs);
     rep.finish_site(what, diffs, opts.show);
+}
+
+/// `kprobe_status` values.
+#[cfg(rkprobes_c_ppc64)]
+const KPROBE_HIT_ACTIVE: u64 = 1;
+#[cfg(rkprobes_c_ppc64)]
+const KPROBE_HIT_SS: u64 = 2;
+#[cfg(rkprobes_c_ppc64)]
+const KPROBE_REENTER: u64 = 4;
+#[cfg(rkprobes_c_ppc64)]
+const KPROBE_HIT_SSDONE: u64 = 8;
+
+/// A random MSR for a hit: kernel mode with relocation on mostly, now and then user mode or
+/// real mode; single-step on or off.
+#[cfg(rkprobes_c_ppc64)]
+fn hit_msr(rng: &mut Rng) -> u64 {
+    let mut msr = (rng.next_u64() & !(MSR_PR | MSR_SINGLESTEP)) | MSR_IR | MSR_DR;
+    match rng.below(16) {
+        0 => msr |= MSR_PR,
+        1 => msr &= !MSR_IR,
+        2 => msr &= !MSR_DR,
+        _ => {}
+    }
+    if rng.below(2) == 0 {
+        msr |= MSR_SINGLESTEP;
+    }
+    msr
+}
+
+/// What a handler left, as the comparison sees it: return value, `nip`, MSR,
+/// `current_kprobe` (0 none, 1 the probe, 2 the previous one), status, saved MSR, post
+/// handler calls, preemption count change.
+#[cfg(rkprobes_c_ppc64)]
+type HitOutcome = (i32, u64, u64, i32, u64, u64, i32, i32);
+
+#[cfg(rkprobes_c_ppc64)]
+fn c_outcome(h: &ffi::CHit) -> HitOutcome {
+    (
+        h.ret,
+        h.nip_after,
+        h.msr_after,
+        h.current_after,
+        h.status_after,
+        h.saved_msr_after,
+        h.post_calls,
+        h.preempt,
+    )
+}
+
+/// `kprobe_handler()` at a word with no probe (or, for a probe in the middle of its step,
+/// at a trap in the slot) against [`trap_may_be_kprobe`], [`stray_trap`] and
+/// [`msr_without_singlestep`].
+#[cfg(rkprobes_c_ppc64)]
+fn compare_stray_trap(a: u64, w: u32, rng: &mut Rng, s: &mut Site<'_>) {
+    let mut h = ffi::CHit {
+        addr: a,
+        nip: a,
+        msr: hit_msr(rng),
+        nofault_ok: (rng.below(8) != 0) as i32,
+        nofault_word: match rng.below(4) {
+            0 => BREAKPOINT_INSTRUCTION,
+            1 => w,
+            _ => random_word(rng),
+        },
+        saved_msr: rng.next_u64() & 0xffff,
+        ..ffi::CHit::default()
+    };
+    // One time in four: the probe at nip is the one stepping, and the slot holds a trap.
+    let stepping = rng.below(4) == 0;
+    if stepping {
+        h.current = 1;
+        h.status = KPROBE_HIT_SS;
+        h.slot = [
+            [BREAKPOINT_INSTRUCTION, 0x7c83_2808, 0x0883_0010][rng.below(3) as usize],
+            0,
+        ];
+    }
+    let before = h;
+    ffi::hit(ffi::Handler::Trap, &mut h);
+    let unchanged = (
+        0,
+        before.nip,
+        before.msr,
+        before.current,
+        before.status,
+        before.saved_msr,
+        0,
+        0,
+    );
+    let want: HitOutcome = if !trap_may_be_kprobe(before.msr) {
+        unchanged
+    } else if stepping {
+        (
+            0,
+            before.nip,
+            msr_without_singlestep(before.msr, before.saved_msr),
+            1,
+            before.status,
+            before.saved_msr,
+            0,
+            0,
+        )
+    } else {
+        let word = (before.nofault_ok != 0).then_some(before.nofault_word);
+        let ret = match stray_trap(word) {
+            StrayTrap::NotOurs => 0,
+            StrayTrap::Removed => 1,
+        };
+        (
+            ret,
+            before.nip,
+            before.msr,
+            0,
+            before.status,
+            before.saved_msr,
+            0,
+            0,
+        )
+    };
+    let got = c_outcome(&h);
+    s.check(got == want, || {
+        format!("kprobe_handler({before:x?}): Rust {want:x?}, C {got:x?}")
+    });
+    s.rep.count(if !trap_may_be_kprobe(before.msr) {
+        "kprobe_handler: user or real mode"
+    } else if stepping {
+        "kprobe_handler: trap in the slot during the step"
+    } else if want.0 == 1 {
+        "kprobe_handler: breakpoint gone"
+    } else {
+        "kprobe_handler: not ours"
+    });
+}
+
+/// `kprobe_post_handler()` and `kprobe_fault_handler()` for a probe whose slot holds `insn`,
+/// against [`post_step_resume`] and [`fault_resume`].
+#[cfg(rkprobes_c_ppc64)]
+fn compare_handlers(a: u64, insn: PpcInst, rng: &mut Rng, s: &mut Site<'_>) {
+    let slot_addr = ffi::hit_slot_addr();
+    let statuses = [
+        KPROBE_HIT_SS,
+        KPROBE_REENTER,
+        KPROBE_HIT_ACTIVE,
+        KPROBE_HIT_SSDONE,
+        0,
+    ];
+    let slot_words = if rng.below(8) == 0 {
+        [random_word(rng), rng.next_u32()]
+    } else {
+        [insn.val, insn.suffix]
+    };
+    let stepped = if insn::get_op(slot_words[0]) == insn::OP_PREFIX {
+        PpcInst::prefix(slot_words[0], slot_words[1])
+    } else {
+        PpcInst::word(slot_words[0])
+    };
+    let base = ffi::CHit {
+        addr: a,
+        msr: hit_msr(rng),
+        nip: match rng.below(8) {
+            0 => slot_addr + 4,
+            1 => slot_addr + 8,
+            2 => rng.next_u64(),
+            _ => slot_addr + stepped.inst_len(),
+        },
+        saved_msr: if rng.below(2) == 0 { MSR_SINGLESTEP } else { 0 }
+            | (rng.next_u64() & 0x8000_0000_0000_f033),
+        status: statuses[rng.below(statuses.len() as u64) as usize],
+        prev_status: statuses[rng.below(statuses.len() as u64) as usize],
+        prev_saved_msr: rng.next_u64() & 0xffff,
+        slot: slot_words,
+        current: (rng.below(16) != 0) as i32,
+        has_post: (rng.below(4) != 0) as i32,
+        extable_hit: rng.below(2) as i32,
+        extable_fixup: rng.next_u64() & !3,
+        trapnr: 0x300,
+        ..ffi::CHit::default()
+    };
+    let mut base = base;
+    base.prev = (base.status == KPROBE_REENTER || rng.below(4) == 0) as i32;
+    let restore = |b: &ffi::CHit| -> (i32, u64, u64) {
+        if b.status == KPROBE_REENTER {
+            (
+                if b.prev != 0 { 2 } else { 0 },
+                b.prev_status,
+                b.prev_saved_msr,
+            )
+        } else {
+            (0, b.status, b.saved_msr)
+        }
+    };
+
+    // kprobe_post_handler().
+    let b = base;
+    let mut h = b;
+    ffi::hit(ffi::Handler::Post, &mut h);
+    let unchanged: HitOutcome = (0, b.nip, b.msr, b.current, b.status, b.saved_msr, 0, 0);
+    let want = if b.current == 0 || b.msr & MSR_PR != 0 {
+        unchanged
+    } else {
+        match post_step_resume(stepped, slot_addr, b.nip, a) {
+            None => unchanged,
+            Some(nip) => {
+                let post = (b.status != KPROBE_REENTER && b.has_post != 0) as i32;
+                let status = if post != 0 {
+                    KPROBE_HIT_SSDONE
+                } else {
+                    b.status
+                };
+                let msr = b.msr | b.saved_msr;
+                let (current, status, saved) = restore(&ffi::CHit { status, ..b });
+                let ret = if msr & MSR_SINGLESTEP != 0 { 0 } else { 1 };
+                (ret, nip, msr, current, status, saved, post, -1)
+            }
+        }
+    };
+    let got = c_outcome(&h);
+    s.check(got == want, || {
+        format!("kprobe_post_handler({b:x?}): Rust {want:x?}, C {got:x?}")
+    });
+    s.rep.count(match want {
+        (_, _, _, _, _, _, _, 0) => "kprobe_post_handler: not our step",
+        (1, ..) => "kprobe_post_handler: resumed",
+        _ => "kprobe_post_handler: resumed, someone else single-steps",
+    });
+
+    // kprobe_fault_handler(), the probe current whenever it is stepping.
+    let mut b = base;
+    if matches!(b.status, KPROBE_HIT_SS | KPROBE_REENTER) {
+        b.current = 1;
+    }
+    let mut h = b;
+    ffi::hit(ffi::Handler::Fault, &mut h);
+    let unchanged: HitOutcome = (0, b.nip, b.msr, b.current, b.status, b.saved_msr, 0, 0);
+    let want = match b.status {
+        KPROBE_HIT_SS | KPROBE_REENTER => {
+            let (nip, msr) = fault_resume(a, b.msr, b.saved_msr);
+            let (current, status, saved) = restore(&b);
+            (0, nip, msr, current, status, saved, 0, -1)
+        }
+        KPROBE_HIT_ACTIVE | KPROBE_HIT_SSDONE if b.extable_hit != 0 => (
+            1,
+            b.extable_fixup,
+            b.msr,
+            b.current,
+            b.status,
+            b.saved_msr,
+            0,
+            0,
+        ),
+        _ => unchanged,
+    };
+    let got = c_outcome(&h);
+    s.check(got == want, || {
+        format!("kprobe_fault_handler({b:x?}): Rust {want:x?}, C {got:x?}")
+    });
 }
 
 /// An address near `a`: often at or around the edges of the I-form branch range

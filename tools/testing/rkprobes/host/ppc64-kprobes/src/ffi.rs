@@ -134,9 +134,67 @@ impl COpt {
     }
 }
 
+/// A probe hit's state before and after one of upstream's handlers (`struct rk_hit`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CHit {
+    /// `p->addr`.
+    pub addr: u64,
+    /// `regs->msr` before.
+    pub msr: u64,
+    /// `regs->nip` before.
+    pub nip: u64,
+    /// `kcb->kprobe_saved_msr` before.
+    pub saved_msr: u64,
+    /// `kcb->kprobe_status` before.
+    pub status: u64,
+    /// `kcb->prev_kprobe.status`.
+    pub prev_status: u64,
+    /// `kcb->prev_kprobe.saved_msr`.
+    pub prev_saved_msr: u64,
+    /// The slot's two words.
+    pub slot: [u32; 2],
+    /// Whether the probe is `current_kprobe` (and registered at `nip`).
+    pub current: i32,
+    /// Whether `kcb->prev_kprobe.kp` is set.
+    pub prev: i32,
+    /// Whether the probe has a post handler.
+    pub has_post: i32,
+    /// Whether `get_kernel_nofault()` succeeds.
+    pub nofault_ok: i32,
+    /// Whether the exception tables have an entry for `nip`.
+    pub extable_hit: i32,
+    /// `kprobe_fault_handler()`'s `trapnr`.
+    pub trapnr: i32,
+    /// What `get_kernel_nofault()` reads.
+    pub nofault_word: u32,
+    /// The fixup of the exception table entry.
+    pub extable_fixup: u64,
+    /// The slot's address (out).
+    pub slot_addr: u64,
+    /// `regs->msr` after.
+    pub msr_after: u64,
+    /// `regs->nip` after.
+    pub nip_after: u64,
+    /// `kcb->kprobe_saved_msr` after.
+    pub saved_msr_after: u64,
+    /// `kcb->kprobe_status` after.
+    pub status_after: u64,
+    /// `current_kprobe` after: 0 none, 1 the probe, 2 the previous one, 3 or 4 another.
+    pub current_after: i32,
+    /// Calls of the post handler.
+    pub post_calls: i32,
+    /// The preemption count's change.
+    pub preempt: i32,
+    /// The handler's return value.
+    pub ret: i32,
+    /// `nmissed` added.
+    pub nmissed: u64,
+}
+
 #[cfg(rkprobes_c_ppc64)]
 mod c {
-    use super::{COpt, CPrepared};
+    use super::{CHit, COpt, CPrepared};
     use std::ffi::c_char;
     extern "C" {
         pub fn rk_set_page_size(size: u64);
@@ -177,6 +235,7 @@ mod c {
         pub fn rk_prepare_optimized(o: *mut COpt) -> i32;
         pub fn rk_within_optimized(kp_addr: u64, addr: u64) -> i32;
         pub fn rk_on_func_entry(offset: u64) -> i32;
+        pub fn rk_hit(which: i32, h: *mut CHit) -> i32;
     }
 }
 
@@ -376,4 +435,34 @@ fn assert_in_image(kaddr: u64, len: u64) {
             .is_some_and(|(img, _)| kaddr >= img.base && kaddr + len <= img.end())
     });
     assert!(ok, "{kaddr:#x}+{len} is not in the installed image");
+}
+
+#[cfg(rkprobes_c_ppc64)]
+/// Which of upstream's handlers [`hit`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handler {
+    /// `kprobe_handler()`.
+    Trap = 0,
+    /// `kprobe_post_handler()`.
+    Post = 1,
+    /// `kprobe_fault_handler()`.
+    Fault = 2,
+}
+
+#[cfg(rkprobes_c_ppc64)]
+/// Runs the handler `which` on the state `h` (the outputs filled in).
+pub fn hit(which: Handler, h: &mut CHit) {
+    // SAFETY: `h` is a live `struct rk_hit`; the handlers only compute with `p->addr` and read
+    // the shim's own slot.
+    let r = unsafe { c::rk_hit(which as i32, h) };
+    assert_eq!(r, 0);
+}
+
+#[cfg(rkprobes_c_ppc64)]
+/// The address of the slot the shim's handlers step (a thread-local of the shim).
+pub fn hit_slot_addr() -> u64 {
+    let mut h = CHit::default();
+    // SAFETY: as in [`hit`]; an unknown handler only fills in the slot's address.
+    unsafe { c::rk_hit(-1, &mut h) };
+    h.slot_addr
 }

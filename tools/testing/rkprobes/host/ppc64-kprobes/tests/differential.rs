@@ -48,6 +48,13 @@ fn random_words_match_upstream() {
         "not optimized: out of range",
         "not optimized: no symbol",
         "not optimized: call out of range",
+        "kprobe_handler: breakpoint gone",
+        "kprobe_handler: not ours",
+        "kprobe_handler: trap in the slot during the step",
+        "kprobe_handler: user or real mode",
+        "kprobe_post_handler: not our step",
+        "kprobe_post_handler: resumed",
+        "kprobe_post_handler: resumed, someone else single-steps",
     ] {
         assert!(rep.outcomes.contains_key(outcome), "never saw {outcome}");
     }

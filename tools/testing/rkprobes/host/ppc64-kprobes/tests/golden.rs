@@ -12,9 +12,9 @@
 use rkprobes_ppc64_kprobes::kprobes::{
     arch_kprobe_on_func_entry, can_optimize, errno, fault_resume, imm64_load, insn,
     msr_without_singlestep, optimize_branch, post_step_resume, prepare_kprobe,
-    prepare_optimized_kprobe, stray_trap, tries_emulation, try_to_emulate, within_optimized_kprobe,
-    AnalyseInstr, Emulation, KernelText, OptProbe, OptRefusal, PpcInst, Refusal, Refused,
-    StrayTrap, Template, BREAKPOINT_INSTRUCTION, MSR_SINGLESTEP,
+    prepare_optimized_kprobe, stray_trap, trap_may_be_kprobe, tries_emulation, try_to_emulate,
+    within_optimized_kprobe, AnalyseInstr, Emulation, KernelText, OptProbe, OptRefusal, PpcInst,
+    Refusal, Refused, StrayTrap, Template, BREAKPOINT_INSTRUCTION, MSR_SINGLESTEP,
 };
 use std::cell::Cell;
 
@@ -274,6 +274,16 @@ fn stray_traps() {
     assert_eq!(stray_trap(Some(TDEQI)), StrayTrap::NotOurs);
     assert_eq!(stray_trap(Some(NOP)), StrayTrap::Removed);
     assert_eq!(stray_trap(Some(MFLR)), StrayTrap::Removed);
+}
+
+#[test]
+fn traps_the_handler_considers() {
+    // MSR_IR | MSR_DR, kernel mode: a kprobe's; user mode or real mode: not.
+    let kernel = 0x8000_0000_0000_0032;
+    assert!(trap_may_be_kprobe(kernel));
+    assert!(!trap_may_be_kprobe(kernel | 0x4000));
+    assert!(!trap_may_be_kprobe(kernel & !0x20));
+    assert!(!trap_may_be_kprobe(kernel & !0x10));
 }
 
 #[test]

@@ -64,6 +64,8 @@ pub extern "C" fn exercise(words: &[u32; 64], w: &[u64; 8], out: &mut [u32; 128]
     r = r.wrapping_add(b as i64).wrapping_add(e as i64);
     r = r.wrapping_add(kprobes::tries_emulation(w[6] as i32) as i64);
     r = r.wrapping_add(kprobes::stray_trap(text.read_word(w[1])) as i64);
+    r = r.wrapping_add(kprobes::trap_may_be_kprobe(w[2]) as i64);
+    r = r.wrapping_add(kprobes::msr_without_singlestep(w[2], w[3]) as i64);
     r = r.wrapping_add(kprobes::post_step_resume(insn, w[2], w[3], w[1]).unwrap_or(1) as i64);
     r = r.wrapping_add(kprobes::fault_resume(w[1], w[2], w[3]).1 as i64);
     r = r.wrapping_add(kprobes::arch_kprobe_on_func_entry(w[4], w[5] & 1 != 0) as i64);
