@@ -161,6 +161,35 @@ pub const PSW_MASK_IO: u64 = 0x0200_0000_0000_0000;
 /// `PSW_MASK_EXT` of s390x: external interrupts.
 pub const PSW_MASK_EXT: u64 = 0x0100_0000_0000_0000;
 
+/// `enable_singlestep()`'s PSW mask: PER on, I/O and external interrupts off for the step;
+/// and what it saves of the old mask to restore after (`kcb->kprobe_saved_imask`: its PER,
+/// I/O and external bits).
+pub const fn enable_singlestep_mask(mask: u64) -> (u64, u64) {
+    let saved_imask = mask & (PSW_MASK_PER | PSW_MASK_IO | PSW_MASK_EXT);
+    (
+        (mask | PSW_MASK_PER) & !(PSW_MASK_IO | PSW_MASK_EXT),
+        saved_imask,
+    )
+}
+
+/// `kprobe_reenter_check()`: whether a probe hit while another is `current_kprobe` in state
+/// `status` (a `KPROBE_*` value) may be stepped (counted as missed): only from the other's
+/// handlers (`KPROBE_HIT_ACTIVE`, `KPROBE_HIT_SSDONE`). Upstream prints "Failed to recover
+/// from reentered kprobes.", dumps the probe and calls `BUG()` otherwise: a probe on the
+/// single-step path.
+pub const fn reenter_allowed(status: u64) -> bool {
+    matches!(status, KPROBE_HIT_ACTIVE | KPROBE_HIT_SSDONE)
+}
+
+/// `KPROBE_HIT_ACTIVE` (`linux/kprobes.h`).
+pub const KPROBE_HIT_ACTIVE: u64 = 0x1;
+/// `KPROBE_HIT_SS`.
+pub const KPROBE_HIT_SS: u64 = 0x2;
+/// `KPROBE_REENTER`.
+pub const KPROBE_REENTER: u64 = 0x4;
+/// `KPROBE_HIT_SSDONE`.
+pub const KPROBE_HIT_SSDONE: u64 = 0x8;
+
 /// `disable_singlestep()`'s PSW mask: PER off, the I/O and external interrupt bits saved at
 /// the step's start (`kcb->kprobe_saved_imask`) back.
 pub const fn disable_singlestep_mask(mask: u64, saved_imask: u64) -> u64 {

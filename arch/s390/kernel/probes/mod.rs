@@ -19,8 +19,9 @@
 //! the kernel's `dis-defs.h` is by `gen_opcode_table.c`), `probe_is_prohibited_opcode()`,
 //! `probe_get_fixup_type()` and `probe_is_insn_relative_long()` (`lib/probes.c`); `decode.rs`
 //! the decisions of `kprobes.c`: `can_probe()`, `arch_prepare_kprobe()` with
-//! `copy_instruction()` (the relative-long displacement fix-up for the slot), and what
-//! `resume_execution()` and `disable_singlestep()` compute after the step.
+//! `copy_instruction()` (the relative-long displacement fix-up for the slot), the PSW masks of
+//! `enable_singlestep()` and `disable_singlestep()`, `kprobe_reenter_check()`, and what
+//! `resume_execution()` computes after the step.
 //!
 //! Version: Linux 6.12 (Debian's 6.12.117), followed exactly, including
 //! `copy_instruction()`'s arithmetic: the new displacement is computed in `u64` and halved
@@ -37,8 +38,9 @@ pub mod insn;
 pub mod opcodes;
 
 pub use decode::{
-    can_probe, copy_instruction, disable_singlestep_mask, prepare_kprobe, resume_execution,
-    Prepared, Resumed, PSW_MASK_EXT, PSW_MASK_IO, PSW_MASK_PER,
+    can_probe, copy_instruction, disable_singlestep_mask, enable_singlestep_mask, prepare_kprobe,
+    reenter_allowed, resume_execution, Prepared, Resumed, KPROBE_HIT_ACTIVE, KPROBE_HIT_SS,
+    KPROBE_HIT_SSDONE, KPROBE_REENTER, PSW_MASK_EXT, PSW_MASK_IO, PSW_MASK_PER,
 };
 pub use insn::{
     insn_length, is_known_insn, probe_get_fixup_type, probe_is_insn_relative_long,

@@ -7,8 +7,10 @@
 //! (`asm/dis.h`), `BREAKPOINT_INSTRUCTION`, the `FIXUP_*` flags and `MAX_INSN_SIZE`
 //! (`asm/kprobes.h`), `probe_is_prohibited_opcode()`, `probe_get_fixup_type()` and
 //! `probe_is_insn_relative_long()` (`lib/probes.c`), `copy_instruction()`, `can_probe()`,
-//! `arch_prepare_kprobe()`, `disable_singlestep()` and `resume_execution()`
-//! (`kernel/kprobes.c`). One adaptation is made to the cut-out text, because the host is
+//! `arch_prepare_kprobe()`, `enable_singlestep()`, `disable_singlestep()`, `push_kprobe()`,
+//! `pop_kprobe()`, `kprobe_reenter_check()`, `kprobe_handler()`, `resume_execution()`,
+//! `post_kprobe_handler()` and `kprobe_trap_handler()` (`kernel/kprobes.c`), the `KPROBE_*`
+//! states (`linux/kprobes.h`). One adaptation is made to the cut-out text, because the host is
 //! little-endian: `copy_instruction()` reads and writes the 32-bit displacement as
 //! `*(s32 *)&insn[1]`, two big-endian halfwords on s390; build.rs replaces those two
 //! accesses by `RK_S32_GET()`/`RK_S32_SET()` (`csrc/rk_kernel.h`), which join the two
@@ -26,6 +28,21 @@ use std::process::{Command, Stdio};
 /// Functions and macros cut out by name, in this order, and into which output file.
 const EXTRACT: Extract<'static> = &[
     ("rk_pre.c", "arch/s390/include/asm/dis.h", &["insn_length("]),
+    (
+        "rk_pre.c",
+        "arch/s390/include/asm/ptrace.h",
+        &["#define PER_EVENT_IFETCH"],
+    ),
+    (
+        "rk_pre.c",
+        "include/linux/kprobes.h",
+        &[
+            "#define KPROBE_HIT_ACTIVE",
+            "#define KPROBE_HIT_SS",
+            "#define KPROBE_REENTER",
+            "#define KPROBE_HIT_SSDONE",
+        ],
+    ),
     (
         "rk_pre.c",
         "arch/s390/include/asm/kprobes.h",
@@ -60,8 +77,15 @@ const EXTRACT: Extract<'static> = &[
             "copy_instruction(",
             "can_probe(",
             "arch_prepare_kprobe(",
+            "enable_singlestep(",
             "disable_singlestep(",
+            "push_kprobe(",
+            "pop_kprobe(",
+            "kprobe_reenter_check(",
+            "kprobe_handler(",
             "resume_execution(",
+            "post_kprobe_handler(",
+            "kprobe_trap_handler(",
         ],
     ),
 ];

@@ -54,10 +54,18 @@ struct ctlreg {
 	unsigned long val;
 };
 
+struct kprobe;
+
+struct prev_kprobe {
+	struct kprobe *kp;
+	unsigned long status;
+};
+
 struct kprobe_ctlblk {
 	unsigned long kprobe_status;
 	unsigned long kprobe_saved_imask;
 	struct ctlreg kprobe_saved_ctl[3];
+	struct prev_kprobe prev_kprobe;
 };
 
 /* The kernel services the cut-out code calls; the shim defines them. */

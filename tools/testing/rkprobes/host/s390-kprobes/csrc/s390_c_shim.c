@@ -52,11 +52,48 @@ struct arch_specific_insn {
 	kprobe_opcode_t *insn;
 };
 
+typedef int (*kprobe_pre_handler_t)(struct kprobe *, struct pt_regs *);
+typedef void (*kprobe_post_handler_t)(struct kprobe *, struct pt_regs *,
+				      unsigned long flags);
+
 struct kprobe {
 	kprobe_opcode_t *addr;
 	kprobe_opcode_t opcode;
+	unsigned long nmissed;
+	kprobe_pre_handler_t pre_handler;
+	kprobe_post_handler_t post_handler;
 	struct arch_specific_insn ainsn;
 };
+
+/* This CPU's state and the services the handlers use, recorded for the harness. */
+static struct kprobe *rk_current;
+static int rk_preempt, rk_bugs, rk_ctl_stores, rk_extable_hit;
+static unsigned long rk_extable_fixup;
+
+#define __this_cpu_read(var) (rk_current)
+#define __this_cpu_write(var, val) (rk_current = (val))
+#define kprobe_running() (rk_current)
+#define preempt_disable() (rk_preempt++)
+#define preempt_enable_no_resched() (rk_preempt--)
+#define pr_err(fmt, ...) do { } while (0)
+#define BUG() (rk_bugs++)
+#define __local_ctl_store(low, high, array) (rk_ctl_stores++)
+
+static void dump_kprobe(struct kprobe *p)
+{
+}
+
+static void kprobes_inc_nmissed_count(struct kprobe *p)
+{
+	p->nmissed++;
+}
+
+static int fixup_exception(struct pt_regs *regs)
+{
+	if (rk_extable_hit)
+		regs->psw.addr = rk_extable_fixup;
+	return rk_extable_hit;
+}
 
 struct kprobe *get_kprobe(void *addr);
 kprobe_opcode_t *get_insn_slot(void);
@@ -130,10 +167,15 @@ unsigned long rk_probe_hash(unsigned long addr)
 	return z ^ (z >> 31);
 }
 
+/* The handlers' probe, when set: get_kprobe() knows only it. */
+static struct kprobe *rk_hit_probe;
+
 struct kprobe *get_kprobe(void *addr)
 {
 	unsigned long h = rk_probe_hash((unsigned long)addr);
 
+	if (rk_hit_probe)
+		return addr == rk_hit_probe->addr ? rk_hit_probe : NULL;
 	if (!(h & 3))
 		return NULL;
 	rk_probe.addr = addr;
@@ -307,4 +349,103 @@ void rk_resume(unsigned long addr, const u16 *insn, unsigned long saved_imask,
 	*psw_mask = regs.psw.mask;
 	*psw_addr = regs.psw.addr;
 	memcpy(gprs, regs.gprs, sizeof(regs.gprs));
+}
+
+/* A probe hit's state, before and after one of the handlers. */
+struct rk_hit {
+	/* In. */
+	unsigned long addr, psw_mask, psw_addr, status, saved_imask, prev_status;
+	unsigned long extable_fixup, gprs[16];
+	u16 slot[3];
+	int current, prev, found, has_pre, pre_ret, has_post, extable_hit;
+	/* Out. */
+	unsigned long slot_addr, status_after, saved_imask_after, prev_status_after;
+	unsigned long nmissed;
+	int current_after, prev_after, bugs, pre_calls, post_calls, preempt, ctl_stores, ret;
+};
+
+static int rk_pre_calls, rk_post_calls, rk_pre_ret;
+
+static int rk_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	rk_pre_calls++;
+	return rk_pre_ret;
+}
+
+static void rk_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	rk_post_calls++;
+}
+
+/*
+ * Runs handler 0 kprobe_handler(), 1 post_kprobe_handler() or 2
+ * kprobe_trap_handler() with the probe at addr, its slot the mapped slot page
+ * (rk_map_slot() first), this CPU's current_kprobe none (0), the probe (1)
+ * or another (2), and the frame h->psw_mask, h->psw_addr and h->gprs (which
+ * are updated).
+ */
+int rk_hit(int which, struct rk_hit *h)
+{
+	struct kprobe p = { 0 }, other = { 0 }, prev = { 0 };
+	struct pt_regs regs = { 0 };
+	struct kprobe *who[] = { NULL, &p, &other, &prev };
+
+	if (!rk_rslot)
+		return -1;
+	rk_rslot[0] = h->slot[0];
+	rk_rslot[1] = h->slot[1];
+	rk_rslot[2] = h->slot[2];
+	p.addr = (kprobe_opcode_t *)h->addr;
+	p.ainsn.insn = rk_rslot;
+	p.pre_handler = h->has_pre ? rk_pre : NULL;
+	p.post_handler = h->has_post ? rk_post : NULL;
+	h->slot_addr = (unsigned long)rk_rslot;
+	rk_hit_probe = h->found ? &p : &other;
+	other.addr = (kprobe_opcode_t *)~0UL;
+	rk_current = who[h->current & 3];
+	rk_kcb.kprobe_status = h->status;
+	rk_kcb.kprobe_saved_imask = h->saved_imask;
+	rk_kcb.prev_kprobe.kp = h->prev ? &prev : NULL;
+	rk_kcb.prev_kprobe.status = h->prev_status;
+	regs.psw.mask = h->psw_mask;
+	regs.psw.addr = h->psw_addr;
+	memcpy(regs.gprs, h->gprs, sizeof(regs.gprs));
+	rk_preempt = rk_bugs = rk_ctl_stores = rk_pre_calls = rk_post_calls = 0;
+	rk_pre_ret = h->pre_ret;
+	rk_extable_hit = h->extable_hit;
+	rk_extable_fixup = h->extable_fixup;
+	switch (which) {
+	case 0:
+		h->ret = kprobe_handler(&regs);
+		break;
+	case 1:
+		h->ret = post_kprobe_handler(&regs);
+		break;
+	case 2:
+		h->ret = kprobe_trap_handler(&regs, 0);
+		break;
+	default:
+		rk_hit_probe = NULL;
+		return -1;
+	}
+	rk_hit_probe = NULL;
+	h->psw_mask = regs.psw.mask;
+	h->psw_addr = regs.psw.addr;
+	memcpy(h->gprs, regs.gprs, sizeof(regs.gprs));
+	h->status_after = rk_kcb.kprobe_status;
+	h->saved_imask_after = rk_kcb.kprobe_saved_imask;
+	h->prev_status_after = rk_kcb.prev_kprobe.status;
+	for (int i = 0; i < 4; i++) {
+		if (rk_current == who[i])
+			h->current_after = i;
+		if (rk_kcb.prev_kprobe.kp == who[i])
+			h->prev_after = i;
+	}
+	h->nmissed = p.nmissed;
+	h->bugs = rk_bugs;
+	h->pre_calls = rk_pre_calls;
+	h->post_calls = rk_post_calls;
+	h->preempt = rk_preempt;
+	h->ctl_stores = rk_ctl_stores;
+	return 0;
 }

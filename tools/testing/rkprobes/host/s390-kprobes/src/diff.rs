@@ -11,6 +11,11 @@ use crate::kprobes::{
     resume_execution, KernelText, PSW_MASK_EXT, PSW_MASK_IO, PSW_MASK_PER,
 };
 #[cfg(rkprobes_c_s390)]
+use crate::kprobes::{
+    enable_singlestep_mask, reenter_allowed, KPROBE_HIT_ACTIVE, KPROBE_HIT_SS, KPROBE_HIT_SSDONE,
+    KPROBE_REENTER,
+};
+#[cfg(rkprobes_c_s390)]
 use crate::rng::Rng;
 use rkprobes_difftest_common::upstream::NOT_BUILT;
 
@@ -211,9 +216,250 @@ fn compare_site(
                 },
             );
         }
+        compare_handlers(a, slot_insn, slot_page, rng, rep, &mut diffs);
     }
 
     rep.finish_site(|| format!("{a:#x} {insn:04x?}"), diffs, opts.show);
+}
+
+/// What a handler left, as the comparison sees it: return value, PSW mask and address,
+/// `current_kprobe`, the saved previous probe and its status, the status, the saved interrupt
+/// bits, `nmissed`, `BUG()`s, pre and post handler calls, the preemption count change, the
+/// control-register saves, and the registers.
+#[cfg(rkprobes_c_s390)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct HitOutcome {
+    ret: i32,
+    mask: u64,
+    addr: u64,
+    current: i32,
+    prev: i32,
+    prev_status: u64,
+    status: u64,
+    saved_imask: u64,
+    nmissed: u64,
+    bugs: i32,
+    pre_calls: i32,
+    post_calls: i32,
+    preempt: i32,
+    ctl_stores: i32,
+    gprs: [u64; 16],
+}
+
+#[cfg(rkprobes_c_s390)]
+impl HitOutcome {
+    /// The state `h` describes before the handler runs, nothing done yet.
+    fn before(h: &ffi::CHit) -> Self {
+        HitOutcome {
+            ret: 0,
+            mask: h.psw_mask,
+            addr: h.psw_addr,
+            current: h.current,
+            prev: if h.prev != 0 { 3 } else { 0 },
+            prev_status: h.prev_status,
+            status: h.status,
+            saved_imask: h.saved_imask,
+            nmissed: 0,
+            bugs: 0,
+            pre_calls: 0,
+            post_calls: 0,
+            preempt: 0,
+            ctl_stores: 0,
+            gprs: h.gprs,
+        }
+    }
+
+    /// What upstream's handler left in `h`.
+    fn after(h: &ffi::CHit) -> Self {
+        HitOutcome {
+            ret: h.ret,
+            mask: h.psw_mask,
+            addr: h.psw_addr,
+            current: h.current_after,
+            prev: h.prev_after,
+            prev_status: h.prev_status_after,
+            status: h.status_after,
+            saved_imask: h.saved_imask_after,
+            nmissed: h.nmissed,
+            bugs: h.bugs,
+            pre_calls: h.pre_calls,
+            post_calls: h.post_calls,
+            preempt: h.preempt,
+            ctl_stores: h.ctl_stores,
+            gprs: h.gprs,
+        }
+    }
+
+    /// `push_kprobe()` of the probe (1).
+    fn push(&mut self) {
+        self.prev = self.current;
+        self.prev_status = self.status;
+        self.current = 1;
+    }
+
+    /// `pop_kprobe()`.
+    fn pop(&mut self) {
+        self.current = self.prev;
+        self.status = self.prev_status;
+        self.prev = 0;
+    }
+}
+
+/// Upstream's `kprobe_handler()`, `post_kprobe_handler()` and `kprobe_trap_handler()` for the
+/// probe at `a` whose slot (the slot page) holds `slot_insn`, against the Rust pieces
+/// (`enable_singlestep_mask()`, `reenter_allowed()`, `resume_execution()`,
+/// `disable_singlestep_mask()`) put together as the glue and the core's `hit.rs` do.
+#[cfg(rkprobes_c_s390)]
+fn compare_handlers(
+    a: u64,
+    slot_insn: [u16; 3],
+    slot_page: u64,
+    rng: &mut Rng,
+    rep: &mut Report,
+    diffs: &mut Vec<String>,
+) {
+    let statuses = [
+        KPROBE_HIT_ACTIVE,
+        KPROBE_HIT_SS,
+        KPROBE_REENTER,
+        KPROBE_HIT_SSDONE,
+        0,
+    ];
+    let pick = |rng: &mut Rng| statuses[rng.below(statuses.len() as u64) as usize];
+    let ilen = insn_length((slot_insn[0] >> 8) as u8);
+    let base = ffi::CHit {
+        addr: a,
+        psw_mask: rng.next_u64() & !(PSW_MASK_PER | PSW_MASK_IO | PSW_MASK_EXT)
+            | (rng.next_u64() & (PSW_MASK_PER | PSW_MASK_IO | PSW_MASK_EXT)),
+        status: pick(rng),
+        saved_imask: rng.next_u64() & (PSW_MASK_PER | PSW_MASK_IO | PSW_MASK_EXT),
+        prev_status: pick(rng),
+        extable_fixup: rng.next_u64() & !1,
+        gprs: std::array::from_fn(|_| rng.reg_value()),
+        slot: slot_insn,
+        prev: (rng.below(2) == 0) as i32,
+        found: (rng.below(8) != 0) as i32,
+        has_pre: (rng.below(2) == 0) as i32,
+        pre_ret: (rng.below(4) == 0) as i32,
+        has_post: (rng.below(2) == 0) as i32,
+        extable_hit: (rng.below(2) == 0) as i32,
+        ..ffi::CHit::default()
+    };
+    let mut compare = |which: ffi::Handler, b: ffi::CHit, want: HitOutcome, what: &str| {
+        let mut h = b;
+        ffi::hit(which, &mut h);
+        let got = HitOutcome::after(&h);
+        rep.checks += 1;
+        if got != want {
+            diffs.push(format!("{which:?} ({b:x?}): Rust {want:x?}, C {got:x?}"));
+        }
+        rep.count(what.to_string());
+    };
+
+    // kprobe_handler() at the breakpoint: a first hit, or one during another probe.
+    let mut b = base;
+    b.psw_addr = a.wrapping_add(2);
+    b.current = [0, 0, 2][rng.below(3) as usize];
+    if b.current == 0 {
+        b.prev = 0;
+    }
+    let mut w = HitOutcome::before(&b);
+    let what;
+    if b.found == 0 {
+        what = "kprobe_handler: no probe";
+    } else {
+        w.preempt = 1;
+        if b.current != 0 {
+            if reenter_allowed(b.status) {
+                w.nmissed = 1;
+                what = "kprobe_handler: reentered from a handler";
+            } else {
+                w.bugs = 1;
+                what = "kprobe_handler: reentered while stepping (BUG)";
+            }
+            w.push();
+            w.status = KPROBE_REENTER;
+        } else {
+            w.push();
+            w.status = KPROBE_HIT_ACTIVE;
+            w.pre_calls = b.has_pre;
+            if b.has_pre != 0 && b.pre_ret != 0 {
+                w.pop();
+                w.preempt = 0;
+                w.ret = 1;
+            } else {
+                w.status = KPROBE_HIT_SS;
+            }
+            what = if w.ret == 1 {
+                "kprobe_handler: pre handler took over"
+            } else {
+                "kprobe_handler: stepping"
+            };
+        }
+        if w.ret == 0 {
+            let (mask, saved) = enable_singlestep_mask(w.mask);
+            w.mask = mask;
+            w.saved_imask = saved;
+            w.addr = slot_page;
+            w.ctl_stores = 1;
+            w.ret = 1;
+        }
+    }
+    compare(ffi::Handler::Trap, b, w, what);
+
+    // post_kprobe_handler() after the step: the probe current (now and then none).
+    let mut b = base;
+    b.current = (rng.below(16) != 0) as i32;
+    b.psw_addr = match rng.below(4) {
+        0 => rng.next_u64() & !1,
+        _ => slot_page + ilen,
+    };
+    let mut w = HitOutcome::before(&b);
+    let what = if b.current == 0 {
+        "post_kprobe_handler: no probe"
+    } else {
+        let r = resume_execution(&slot_insn, a, slot_page, b.psw_addr);
+        if let Some((reg, delta)) = r.gpr_fix {
+            w.gprs[reg] = w.gprs[reg].wrapping_add(delta);
+        }
+        w.mask = disable_singlestep_mask(w.mask, w.saved_imask);
+        w.addr = r.ip;
+        if w.status != KPROBE_REENTER && b.has_post != 0 {
+            w.status = KPROBE_HIT_SSDONE;
+            w.post_calls = 1;
+        }
+        w.pop();
+        w.preempt = -1;
+        w.ret = if w.mask & PSW_MASK_PER != 0 { 0 } else { 1 };
+        if w.ret == 1 {
+            "post_kprobe_handler: resumed"
+        } else {
+            "post_kprobe_handler: resumed, PER still on"
+        }
+    };
+    compare(ffi::Handler::Post, b, w, what);
+
+    // kprobe_trap_handler(): a fault in the step or in a handler.
+    let mut b = base;
+    b.current = 1;
+    b.psw_addr = rng.next_u64() & !1;
+    let mut w = HitOutcome::before(&b);
+    let what = match b.status {
+        KPROBE_HIT_SS | KPROBE_REENTER => {
+            w.mask = disable_singlestep_mask(w.mask, w.saved_imask);
+            w.addr = a;
+            w.pop();
+            w.preempt = -1;
+            "kprobe_trap_handler: fault in the step"
+        }
+        KPROBE_HIT_ACTIVE | KPROBE_HIT_SSDONE if b.extable_hit != 0 => {
+            w.addr = b.extable_fixup;
+            w.ret = 1;
+            "kprobe_trap_handler: fixed up"
+        }
+        _ => "kprobe_trap_handler: not handled",
+    };
+    compare(ffi::Handler::Fault, b, w, what);
 }
 
 /// `insn_length()` of every first byte against upstream's: the number of differences, or

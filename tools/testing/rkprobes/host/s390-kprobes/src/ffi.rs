@@ -25,9 +25,73 @@ pub struct CPrepared {
     pub slot: [u16; 4],
 }
 
+/// A probe hit's state before and after one of upstream's handlers (`struct rk_hit`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CHit {
+    /// `p->addr`.
+    pub addr: u64,
+    /// The PSW mask (updated).
+    pub psw_mask: u64,
+    /// The PSW address (updated).
+    pub psw_addr: u64,
+    /// `kcb->kprobe_status` before.
+    pub status: u64,
+    /// `kcb->kprobe_saved_imask` before.
+    pub saved_imask: u64,
+    /// `kcb->prev_kprobe.status` before.
+    pub prev_status: u64,
+    /// The fixup of the exception table entry.
+    pub extable_fixup: u64,
+    /// The registers (updated).
+    pub gprs: [u64; 16],
+    /// The slot's halfwords.
+    pub slot: [u16; 3],
+    /// `current_kprobe`: 0 none, 1 the probe, 2 another.
+    pub current: i32,
+    /// Whether `kcb->prev_kprobe.kp` is set.
+    pub prev: i32,
+    /// Whether `get_kprobe()` finds the probe at the breakpoint.
+    pub found: i32,
+    /// Whether the probe has a pre handler.
+    pub has_pre: i32,
+    /// What the pre handler returns.
+    pub pre_ret: i32,
+    /// Whether the probe has a post handler.
+    pub has_post: i32,
+    /// Whether `fixup_exception()` finds an entry.
+    pub extable_hit: i32,
+    /// The slot's address (out).
+    pub slot_addr: u64,
+    /// `kcb->kprobe_status` after.
+    pub status_after: u64,
+    /// `kcb->kprobe_saved_imask` after.
+    pub saved_imask_after: u64,
+    /// `kcb->prev_kprobe.status` after.
+    pub prev_status_after: u64,
+    /// `nmissed` added.
+    pub nmissed: u64,
+    /// `current_kprobe` after: 0 none, 1 the probe, 2 the other, 3 the previous one.
+    pub current_after: i32,
+    /// `kcb->prev_kprobe.kp` after, numbered as `current_after`.
+    pub prev_after: i32,
+    /// `BUG()`s.
+    pub bugs: i32,
+    /// Pre handler calls.
+    pub pre_calls: i32,
+    /// Post handler calls.
+    pub post_calls: i32,
+    /// The preemption count's change.
+    pub preempt: i32,
+    /// Control register saves (`enable_singlestep()`).
+    pub ctl_stores: i32,
+    /// The handler's return value.
+    pub ret: i32,
+}
+
 #[cfg(rkprobes_c_s390)]
 mod c {
-    use super::CPrepared;
+    use super::{CHit, CPrepared};
     extern "C" {
         pub fn rk_map_text(base: u64, text: *const u16, len: u64) -> i32;
         pub fn rk_map_slot(at: u64) -> u64;
@@ -51,6 +115,7 @@ mod c {
             slot: u64,
             out: *mut CPrepared,
         ) -> i32;
+        pub fn rk_hit(which: i32, h: *mut CHit) -> i32;
         pub fn rk_resume(
             addr: u64,
             insn: *const u16,
@@ -218,4 +283,26 @@ pub fn resume(
         )
     };
     (mask, pa, g)
+}
+
+#[cfg(rkprobes_c_s390)]
+/// Which of upstream's handlers [`hit`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handler {
+    /// `kprobe_handler()`.
+    Trap = 0,
+    /// `post_kprobe_handler()`.
+    Post = 1,
+    /// `kprobe_trap_handler()`.
+    Fault = 2,
+}
+
+#[cfg(rkprobes_c_s390)]
+/// Runs the handler `which` on the state `h` (the outputs filled in), with the slot page
+/// mapped ([`map_slot`]) and the lock held.
+pub fn hit(which: Handler, h: &mut CHit) {
+    // SAFETY: `h` is a live `struct rk_hit`; the handlers compute with `p->addr` and read the
+    // mapped slot page, which the caller mapped.
+    let r = unsafe { c::rk_hit(which as i32, h) };
+    assert_eq!(r, 0, "the slot page is not mapped");
 }

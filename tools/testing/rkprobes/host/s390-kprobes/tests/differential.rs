@@ -38,6 +38,17 @@ fn random_instructions_match_upstream() {
         "instruction unknown",
         "instruction known, prohibited",
         "instruction known, allowed",
+        "kprobe_handler: no probe",
+        "kprobe_handler: pre handler took over",
+        "kprobe_handler: reentered from a handler",
+        "kprobe_handler: reentered while stepping (BUG)",
+        "kprobe_handler: stepping",
+        "post_kprobe_handler: no probe",
+        "post_kprobe_handler: resumed",
+        "post_kprobe_handler: resumed, PER still on",
+        "kprobe_trap_handler: fault in the step",
+        "kprobe_trap_handler: fixed up",
+        "kprobe_trap_handler: not handled",
     ] {
         assert!(rep.outcomes.contains_key(outcome), "never saw {outcome}");
     }

@@ -9,10 +9,11 @@
 //! `lib/probes.c` and `kernel/kprobes.c` are documented to do, not from the code under test.
 
 use rkprobes_s390_kprobes::kprobes::{
-    can_probe, copy_instruction, disable_singlestep_mask, errno, insn_length, is_known_insn,
-    prepare_kprobe, probe_get_fixup_type, probe_is_insn_relative_long, probe_is_prohibited_opcode,
-    resume_execution, KernelText, Prepared, Resumed, BREAKPOINT_INSTRUCTION,
-    FIXUP_BRANCH_NOT_TAKEN, FIXUP_NOT_REQUIRED, FIXUP_PSW_NORMAL, FIXUP_RETURN_REGISTER,
+    can_probe, copy_instruction, disable_singlestep_mask, enable_singlestep_mask, errno,
+    insn_length, is_known_insn, prepare_kprobe, probe_get_fixup_type, probe_is_insn_relative_long,
+    probe_is_prohibited_opcode, reenter_allowed, resume_execution, KernelText, Prepared, Resumed,
+    BREAKPOINT_INSTRUCTION, FIXUP_BRANCH_NOT_TAKEN, FIXUP_NOT_REQUIRED, FIXUP_PSW_NORMAL,
+    FIXUP_RETURN_REGISTER, KPROBE_HIT_ACTIVE, KPROBE_HIT_SS, KPROBE_HIT_SSDONE, KPROBE_REENTER,
     PSW_MASK_EXT, PSW_MASK_IO, PSW_MASK_PER,
 };
 
@@ -375,4 +376,27 @@ fn resume() {
         disable_singlestep_mask(mask, PSW_MASK_IO | PSW_MASK_EXT),
         0x0700_0000_8000_0000 | PSW_MASK_IO | PSW_MASK_EXT
     );
+}
+
+#[test]
+fn single_step_masks() {
+    // Interrupts on, PER off: the step runs with PER on and I/O and external interrupts off,
+    // and gets its interrupts back after.
+    let mask = 0x0400_0001_8000_0000 | PSW_MASK_IO | PSW_MASK_EXT;
+    let (during, saved) = enable_singlestep_mask(mask);
+    assert_eq!(during, 0x0400_0001_8000_0000 | PSW_MASK_PER);
+    assert_eq!(saved, PSW_MASK_IO | PSW_MASK_EXT);
+    assert_eq!(disable_singlestep_mask(during, saved), mask);
+    // Someone else's PER stays on after the step.
+    let (during, saved) = enable_singlestep_mask(mask | PSW_MASK_PER);
+    assert_eq!(disable_singlestep_mask(during, saved), mask | PSW_MASK_PER);
+}
+
+#[test]
+fn reentry() {
+    assert!(reenter_allowed(KPROBE_HIT_ACTIVE));
+    assert!(reenter_allowed(KPROBE_HIT_SSDONE));
+    assert!(!reenter_allowed(KPROBE_HIT_SS));
+    assert!(!reenter_allowed(KPROBE_REENTER));
+    assert!(!reenter_allowed(0));
 }

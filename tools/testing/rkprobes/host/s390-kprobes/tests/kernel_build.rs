@@ -61,6 +61,8 @@ pub extern "C" fn exercise(halfwords: &[u16; 64], w: &[u64; 8], gprs: &mut [u64;
     r = r.wrapping_add(kprobes::is_known_insn(&insn) as i64);
     r = r.wrapping_add(kprobes::copy_instruction(insn, w[1], w[2])[2] as i64);
     r = r.wrapping_add(kprobes::can_probe(&text, w[3], None, probe) as i64);
+    r = r.wrapping_add(kprobes::enable_singlestep_mask(w[6]).0 as i64);
+    r = r.wrapping_add(kprobes::reenter_allowed(w[7]) as i64);
     r.wrapping_add(kprobes::disable_singlestep_mask(w[4], w[5]) as i64)
 }
 "#;
