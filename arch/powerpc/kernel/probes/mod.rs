@@ -64,6 +64,15 @@ pub const MAX_INSN_SIZE: usize = 2;
 /// one branch word.
 pub const RELATIVEJUMP_SIZE: u64 = 4;
 
+/// `MCOUNT_INSN_SIZE`: the ftrace call of a function's entry. `kprobe_ftrace_handler()` moves
+/// `nip` back by it for the pre handler (`nip` is before the call there) and forward again
+/// for the post handler, as if a `nop` had been stepped.
+pub const MCOUNT_INSN_SIZE: u64 = 4;
+
+/// What `arch_prepare_kprobe_ftrace()` leaves in `p->ainsn.boostable` (with no slot): never
+/// emulate.
+pub const FTRACE_BOOSTABLE: i32 = -1;
+
 /// The breakpoint written over a probed instruction (`BREAKPOINT_INSTRUCTION`, `trap`, that
 /// is `tw 31,0,0`).
 pub const BREAKPOINT_INSTRUCTION: u32 = insn::tw(31, 0, 0);

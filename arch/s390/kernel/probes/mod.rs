@@ -55,6 +55,11 @@ pub const MAX_INSN_SIZE: usize = 3;
 /// (`BREAKPOINT_INSTRUCTION`, an invalid opcode that raises a program check).
 pub const BREAKPOINT_INSTRUCTION: u16 = 0x0002;
 
+/// `MCOUNT_INSN_SIZE`: the ftrace call (`brasl`) of a function's entry.
+/// `kprobe_ftrace_handler()` sets the PSW address to the call for the pre handler and past it
+/// for the post handler, as if it had been stepped.
+pub const MCOUNT_INSN_SIZE: u64 = 6;
+
 /// Kernel errnos the decisions return, negated as the C functions return them.
 pub mod errno {
     /// `-EINVAL`: an address or instruction `arch_prepare_kprobe()` refuses.

@@ -107,6 +107,7 @@ const MACROS: &[(&str, &[&str])] = &[
         ],
     ),
     ("arch/powerpc/include/asm/kprobes.h", &["RELATIVEJUMP_SIZE"]),
+    ("arch/powerpc/include/asm/ftrace.h", &["MCOUNT_INSN_SIZE"]),
     (
         "include/linux/kprobes.h",
         &[

@@ -10,7 +10,8 @@
 //! `arch_prepare_kprobe()`, `enable_singlestep()`, `disable_singlestep()`, `push_kprobe()`,
 //! `pop_kprobe()`, `kprobe_reenter_check()`, `kprobe_handler()`, `resume_execution()`,
 //! `post_kprobe_handler()` and `kprobe_trap_handler()` (`kernel/kprobes.c`), the `KPROBE_*`
-//! states (`linux/kprobes.h`). One adaptation is made to the cut-out text, because the host is
+//! states (`linux/kprobes.h`), `PER_EVENT_IFETCH` (`asm/ptrace.h`), `MCOUNT_INSN_SIZE`
+//! (`asm/ftrace.h`). One adaptation is made to the cut-out text, because the host is
 //! little-endian: `copy_instruction()` reads and writes the 32-bit displacement as
 //! `*(s32 *)&insn[1]`, two big-endian halfwords on s390; build.rs replaces those two
 //! accesses by `RK_S32_GET()`/`RK_S32_SET()` (`csrc/rk_kernel.h`), which join the two
@@ -32,6 +33,11 @@ const EXTRACT: Extract<'static> = &[
         "rk_pre.c",
         "arch/s390/include/asm/ptrace.h",
         &["#define PER_EVENT_IFETCH"],
+    ),
+    (
+        "rk_pre.c",
+        "arch/s390/include/asm/ftrace.h",
+        &["#define MCOUNT_INSN_SIZE"],
     ),
     (
         "rk_pre.c",

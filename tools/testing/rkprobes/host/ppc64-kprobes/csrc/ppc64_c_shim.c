@@ -484,6 +484,11 @@ int rk_within_optimized(unsigned long kp_addr, unsigned long addr)
 	return arch_within_optimized_kprobe(&op, (kprobe_opcode_t *)addr);
 }
 
+unsigned long rk_mcount_insn_size(void)
+{
+	return MCOUNT_INSN_SIZE;
+}
+
 int rk_on_func_entry(unsigned long offset)
 {
 	return arch_kprobe_on_func_entry(offset);

@@ -742,13 +742,14 @@ fn compare_optprobe(a: u64, slot_insn: PpcInst, rng: &mut Rng, s: &mut Site<'_>)
     s.rep.count(outcome);
 }
 
-/// Upstream's `BREAKPOINT_INSTRUCTION` against the Rust one, and `arch_kprobe_on_func_entry()`
-/// and `arch_adjust_kprobe_addr()` over offsets 0 to 63: the number of differences, or
-/// `None` without the C.
+/// Upstream's `BREAKPOINT_INSTRUCTION` and `MCOUNT_INSN_SIZE` against the Rust ones, and
+/// `arch_kprobe_on_func_entry()` and `arch_adjust_kprobe_addr()` over offsets 0 to 63: the
+/// number of differences, or `None` without the C.
 pub fn constants_mismatches() -> Option<usize> {
     #[cfg(rkprobes_c_ppc64)]
     {
         let mut bad = usize::from(ffi::breakpoint() != BREAKPOINT_INSTRUCTION);
+        bad += usize::from(ffi::mcount_insn_size() != crate::kprobes::MCOUNT_INSN_SIZE);
         for off in 0..64u64 {
             let addr = 0xc000_0000_0100_0000u64;
             bad += usize::from(arch_kprobe_on_func_entry(off, true) != ffi::on_func_entry(off));

@@ -235,6 +235,7 @@ mod c {
         pub fn rk_prepare_optimized(o: *mut COpt) -> i32;
         pub fn rk_within_optimized(kp_addr: u64, addr: u64) -> i32;
         pub fn rk_on_func_entry(offset: u64) -> i32;
+        pub fn rk_mcount_insn_size() -> u64;
         pub fn rk_hit(which: i32, h: *mut CHit) -> i32;
     }
 }
@@ -287,6 +288,13 @@ pub fn set_page_size(size: u64) {
 pub fn word_predicates(w: u32) -> (bool, bool) {
     // SAFETY: pure functions of their argument.
     unsafe { (c::rk_can_single_step(w) != 0, c::rk_is_trap(w) != 0) }
+}
+
+#[cfg(rkprobes_c_ppc64)]
+/// `MCOUNT_INSN_SIZE`.
+pub fn mcount_insn_size() -> u64 {
+    // SAFETY: a constant.
+    unsafe { c::rk_mcount_insn_size() }
 }
 
 #[cfg(rkprobes_c_ppc64)]

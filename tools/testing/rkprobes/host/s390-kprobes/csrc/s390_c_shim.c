@@ -213,6 +213,11 @@ void __local_ctl_load(int low, int high, struct ctlreg *array)
 {
 }
 
+unsigned long rk_mcount_insn_size(void)
+{
+	return MCOUNT_INSN_SIZE;
+}
+
 /* The word decisions. */
 int rk_insn_length(unsigned char code)
 {

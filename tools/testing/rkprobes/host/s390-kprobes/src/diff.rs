@@ -462,15 +462,16 @@ fn compare_handlers(
     compare(ffi::Handler::Fault, b, w, what);
 }
 
-/// `insn_length()` of every first byte against upstream's: the number of differences, or
-/// `None` without the C.
+/// `insn_length()` of every first byte, and `MCOUNT_INSN_SIZE`, against upstream's: the
+/// number of differences, or `None` without the C.
 pub fn insn_length_mismatches() -> Option<usize> {
     #[cfg(rkprobes_c_s390)]
     {
         Some(
             (0..=255u8)
                 .filter(|&b| insn_length(b) != ffi::insn_length(b))
-                .count(),
+                .count()
+                + usize::from(ffi::mcount_insn_size() != crate::kprobes::MCOUNT_INSN_SIZE),
         )
     }
     #[cfg(not(rkprobes_c_s390))]

@@ -96,6 +96,7 @@ mod c {
         pub fn rk_map_text(base: u64, text: *const u16, len: u64) -> i32;
         pub fn rk_map_slot(at: u64) -> u64;
         pub fn rk_insn_length(code: u8) -> i32;
+        pub fn rk_mcount_insn_size() -> u64;
         pub fn rk_prohibited(insn: *const u16, asked: *mut i32) -> i32;
         pub fn rk_known(insn: *const u16) -> i32;
         pub fn rk_opcode_offsets(
@@ -175,6 +176,13 @@ pub fn probe_at(addr: u64, seed: u64) -> Option<u16> {
     let z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     let h = z ^ (z >> 31);
     (h & 3 != 0).then_some((h >> 16) as u16)
+}
+
+#[cfg(rkprobes_c_s390)]
+/// `MCOUNT_INSN_SIZE`.
+pub fn mcount_insn_size() -> u64 {
+    // SAFETY: a constant.
+    unsafe { c::rk_mcount_insn_size() }
 }
 
 #[cfg(rkprobes_c_s390)]

@@ -53,10 +53,10 @@ fn main() {
     }
     match diff::constants_mismatches() {
         Some(0) => println!(
-            "BREAKPOINT_INSTRUCTION, arch_kprobe_on_func_entry(), arch_adjust_kprobe_addr(): same"
+            "BREAKPOINT_INSTRUCTION, MCOUNT_INSN_SIZE, arch_kprobe_on_func_entry(), arch_adjust_kprobe_addr(): same"
         ),
         Some(n) => {
-            println!("BREAKPOINT_INSTRUCTION, arch_kprobe_on_func_entry(), arch_adjust_kprobe_addr(): {n} differences");
+            println!("BREAKPOINT_INSTRUCTION, MCOUNT_INSN_SIZE, arch_kprobe_on_func_entry(), arch_adjust_kprobe_addr(): {n} differences");
             std::process::exit(1);
         }
         None => {}

@@ -37,7 +37,7 @@ fn main() {
         }
     }
     match diff::insn_length_mismatches() {
-        Some(0) => println!("insn_length() of every first byte: same"),
+        Some(0) => println!("insn_length() of every first byte, MCOUNT_INSN_SIZE: same"),
         Some(n) => {
             println!("insn_length(): {n} differences");
             std::process::exit(1);
