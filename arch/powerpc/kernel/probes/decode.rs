@@ -2,7 +2,9 @@
 
 //! The decisions of `arch/powerpc/kernel/kprobes.c`: what `arch_prepare_kprobe()` refuses and
 //! copies to the slot, what `try_to_emulate()` makes of `emulate_step()`'s answer, and what
-//! the trap, single-step and fault handlers compute from the probe and the frame.
+//! the trap, single-step and fault handlers compute from the probe and the frame. What those
+//! handlers use is `#[inline(always)]`: it runs on the probe-hit path, which must not call
+//! probeable code.
 
 use super::insn::{self, PpcInst};
 use super::{errno, KernelText, PPC_INSN_SIZE};
@@ -130,6 +132,7 @@ pub enum Emulation {
 
 /// Whether a hit tries `emulate_step()` first (`p->ainsn.boostable >= 0`): not once it has
 /// failed on a probe that never emulated.
+#[inline(always)]
 pub const fn tries_emulation(boostable: i32) -> bool {
     boostable >= 0
 }
@@ -137,6 +140,7 @@ pub const fn tries_emulation(boostable: i32) -> bool {
 /// `try_to_emulate()` after `emulate_step()` returned `ret` for a probe whose
 /// `p->ainsn.boostable` is `boostable`: what follows, and the new `boostable` (0 unknown, 1
 /// emulated once, -1 never emulate: set when it fails before ever succeeding).
+#[inline(always)]
 pub const fn try_to_emulate(boostable: i32, ret: i32) -> (Emulation, i32) {
     if ret > 0 {
         (
@@ -165,6 +169,7 @@ pub enum StrayTrap {
 }
 
 /// `kprobe_handler()` with no probe at `nip`: `word` is what `get_kernel_nofault()` read there.
+#[inline(always)]
 pub const fn stray_trap(word: Option<u32>) -> StrayTrap {
     match word {
         Some(w) if w != super::BREAKPOINT_INSTRUCTION && !insn::is_trap(w) => StrayTrap::Removed,
@@ -184,12 +189,14 @@ pub const MSR_DR: u64 = 1 << 4;
 /// Whether `kprobe_handler()` looks at a trap taken with `msr` at all: not from user mode
 /// (`user_mode()`), and on Book3S only with instruction and data relocation on (a trap in
 /// real mode is not a kprobe's).
+#[inline(always)]
 pub const fn trap_may_be_kprobe(msr: u64) -> bool {
     msr & MSR_PR == 0 && msr & MSR_IR != 0 && msr & MSR_DR != 0
 }
 
 /// The MSR after a step is abandoned (`kprobe_handler()` re-entered on a trap in the slot,
 /// `kprobe_fault_handler()` during a step): single-step off, the bits saved at the hit back.
+#[inline(always)]
 pub const fn msr_without_singlestep(msr: u64, saved_msr: u64) -> u64 {
     (msr & !MSR_SINGLESTEP) | saved_msr
 }
@@ -199,6 +206,7 @@ pub const fn msr_without_singlestep(msr: u64, saved_msr: u64) -> u64 {
 /// not just after the slot's instruction (not our step: return 0). The MSR becomes
 /// `msr | saved_msr`; when that still has [`MSR_SINGLESTEP`], upstream returns 0 so someone
 /// else's single-step goes on.
+#[inline(always)]
 pub const fn post_step_resume(stepped: PpcInst, slot: u64, nip: u64, addr: u64) -> Option<u64> {
     let len = stepped.inst_len();
     if slot.wrapping_add(len) != nip {
@@ -209,6 +217,7 @@ pub const fn post_step_resume(stepped: PpcInst, slot: u64, nip: u64, addr: u64) 
 
 /// `kprobe_fault_handler()` in `KPROBE_HIT_SS` or `KPROBE_REENTER`: the frame's `nip` and MSR
 /// after a fault in the step of the probe at `addr` (back at the probe, single-step off).
+#[inline(always)]
 pub const fn fault_resume(addr: u64, msr: u64, saved_msr: u64) -> (u64, u64) {
     (addr, msr_without_singlestep(msr, saved_msr))
 }

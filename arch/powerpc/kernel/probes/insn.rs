@@ -6,7 +6,8 @@
 //! (`asm/disassemble.h`), the opcode numbers and the few instruction encoders the detour uses
 //! (`asm/ppc-opcode.h`), the trap predicates and `can_single_step()` (`asm/probes.h`), the
 //! branch helpers of `asm/code-patching.h` and `is_conditional_branch()`
-//! (`lib/code-patching.c`). Encodings follow the Power ISA v3.1 instruction formats.
+//! (`lib/code-patching.c`). Encodings follow the Power ISA v3.1 instruction formats. What the
+//! probe-hit path uses (`PpcInst`'s length, the trap predicates) is `#[inline(always)]`.
 
 /// `ppc_inst_t` of ppc64: a word and, for a prefixed instruction, its suffix.
 ///
@@ -21,26 +22,31 @@ pub struct PpcInst {
 
 impl PpcInst {
     /// `ppc_inst(x)`: a one-word instruction.
+    #[inline(always)]
     pub const fn word(val: u32) -> Self {
         PpcInst { val, suffix: 0 }
     }
 
     /// `ppc_inst_prefix(x, y)`.
+    #[inline(always)]
     pub const fn prefix(val: u32, suffix: u32) -> Self {
         PpcInst { val, suffix }
     }
 
     /// `ppc_inst_primary_opcode()`.
+    #[inline(always)]
     pub const fn primary_opcode(self) -> u32 {
         get_op(self.val)
     }
 
     /// `ppc_inst_prefixed()`: the primary opcode is `OP_PREFIX`.
+    #[inline(always)]
     pub const fn prefixed(self) -> bool {
         self.primary_opcode() == OP_PREFIX
     }
 
     /// `ppc_inst_len()`: 8 bytes when prefixed, else 4.
+    #[inline(always)]
     pub const fn inst_len(self) -> u64 {
         if self.prefixed() {
             8
@@ -66,6 +72,7 @@ impl PpcInst {
 }
 
 /// `get_op()`: the primary opcode, bits 0:5 (the top six bits).
+#[inline(always)]
 pub const fn get_op(inst: u32) -> u32 {
     inst >> 26
 }
@@ -135,26 +142,31 @@ pub const OP_31_XOP_MTMSR: u32 = 146;
 pub const OP_31_XOP_MTMSRD: u32 = 178;
 
 /// `IS_TW()`: `tw`, any TO, RA, RB.
+#[inline(always)]
 pub const fn is_tw(inst: u32) -> bool {
     inst & 0xfc00_07fe == 0x7c00_0008
 }
 
 /// `IS_TD()`: `td`.
+#[inline(always)]
 pub const fn is_td(inst: u32) -> bool {
     inst & 0xfc00_07fe == 0x7c00_0088
 }
 
 /// `IS_TDI()`: `tdi`.
+#[inline(always)]
 pub const fn is_tdi(inst: u32) -> bool {
     inst & 0xfc00_0000 == 0x0800_0000
 }
 
 /// `IS_TWI()`: `twi`.
+#[inline(always)]
 pub const fn is_twi(inst: u32) -> bool {
     inst & 0xfc00_0000 == 0x0c00_0000
 }
 
 /// `is_trap()` of ppc64: any of the four trap forms.
+#[inline(always)]
 pub const fn is_trap(inst: u32) -> bool {
     is_tw(inst) || is_td(inst) || is_twi(inst) || is_tdi(inst)
 }

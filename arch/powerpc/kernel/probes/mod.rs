@@ -110,6 +110,7 @@ pub trait KernelText {
 
     /// `ppc_inst_read()`: the instruction at `addr`, with its suffix when the word there is a
     /// prefix.
+    #[inline(always)]
     fn read_inst(&self, addr: u64) -> Option<PpcInst> {
         let val = self.read_word(addr)?;
         if insn::get_op(val) == insn::OP_PREFIX {

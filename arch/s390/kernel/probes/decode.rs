@@ -3,7 +3,8 @@
 //! The decisions of `arch/s390/kernel/kprobes.c`: whether an address is an instruction
 //! boundary (`can_probe()`), what `arch_prepare_kprobe()` refuses and copies into the slot
 //! (`copy_instruction()`), and where execution resumes after the step (`resume_execution()`,
-//! `disable_singlestep()`).
+//! `disable_singlestep()`). What the handlers use is `#[inline(always)]`: it runs on the
+//! probe-hit path, which must not call probeable code.
 
 use super::insn::{
     insn_length, probe_get_fixup_type, probe_is_insn_relative_long, probe_is_prohibited_opcode,
@@ -126,6 +127,7 @@ pub struct Resumed {
 /// `resume_execution()`: after stepping `slot_insn` (the slot's halfwords) at `slot` for the
 /// probe at `addr`, with the PSW address `psw_addr`, where to resume and which register to
 /// fix (by [`probe_get_fixup_type`] of the slot's instruction).
+#[inline(always)]
 pub const fn resume_execution(
     slot_insn: &[u16; MAX_INSN_SIZE],
     addr: u64,
@@ -164,6 +166,7 @@ pub const PSW_MASK_EXT: u64 = 0x0100_0000_0000_0000;
 /// `enable_singlestep()`'s PSW mask: PER on, I/O and external interrupts off for the step;
 /// and what it saves of the old mask to restore after (`kcb->kprobe_saved_imask`: its PER,
 /// I/O and external bits).
+#[inline(always)]
 pub const fn enable_singlestep_mask(mask: u64) -> (u64, u64) {
     let saved_imask = mask & (PSW_MASK_PER | PSW_MASK_IO | PSW_MASK_EXT);
     (
@@ -177,6 +180,7 @@ pub const fn enable_singlestep_mask(mask: u64) -> (u64, u64) {
 /// handlers (`KPROBE_HIT_ACTIVE`, `KPROBE_HIT_SSDONE`). Upstream prints "Failed to recover
 /// from reentered kprobes.", dumps the probe and calls `BUG()` otherwise: a probe on the
 /// single-step path.
+#[inline(always)]
 pub const fn reenter_allowed(status: u64) -> bool {
     matches!(status, KPROBE_HIT_ACTIVE | KPROBE_HIT_SSDONE)
 }
@@ -192,6 +196,7 @@ pub const KPROBE_HIT_SSDONE: u64 = 0x8;
 
 /// `disable_singlestep()`'s PSW mask: PER off, the I/O and external interrupt bits saved at
 /// the step's start (`kcb->kprobe_saved_imask`) back.
+#[inline(always)]
 pub const fn disable_singlestep_mask(mask: u64, saved_imask: u64) -> u64 {
     (mask & !PSW_MASK_PER) | saved_imask
 }

@@ -9,6 +9,7 @@
 
 /// `insn_length()`: the length in bytes of the instruction whose first byte is `code`, from
 /// its two top bits: 00 two bytes, 01 and 10 four, 11 six.
+#[inline(always)]
 pub const fn insn_length(code: u8) -> u64 {
     ((((code as u64) + 64) >> 7) + 1) << 1
 }
@@ -99,6 +100,7 @@ pub const FIXUP_NOT_REQUIRED: u32 = 0x01;
 /// whose target is absolute (`bcr`, `bctr`, `bc`, `bct`, `bxh`, `bxle`, `bxhg`, `bxleg`,
 /// `bctg`, the compare-and-branch forms) only fix a fall-through; `lpsw`/`lpswe` need nothing;
 /// everything else, relative branches included, gets the normal fix-up.
+#[inline(always)]
 pub const fn probe_get_fixup_type(insn: &[u16; 3]) -> u32 {
     match insn[0] >> 8 {
         0x05 | 0x0d if insn[0] & 0x0f == 0 => FIXUP_RETURN_REGISTER | FIXUP_BRANCH_NOT_TAKEN,
