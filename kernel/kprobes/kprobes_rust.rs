@@ -17,6 +17,7 @@
 
 pub mod aggr;
 pub mod arch;
+pub mod batch;
 pub mod blacklist;
 pub mod debugfs;
 pub mod errno;

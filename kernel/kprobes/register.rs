@@ -15,6 +15,7 @@
 use core::ops::ControlFlow;
 
 use super::arch::Arch;
+use super::batch::UnregBatch;
 use super::blacklist::{
     add_module_kprobe_blacklist, remove_module_kprobe_blacklist, within_kprobe_blacklist,
     BlacklistStore, ModuleAreas,
@@ -274,7 +275,13 @@ fn arm_kprobe_locked<A: Arch>(a: &A, st: &KprobeState, p: A::Probe) {
     optimize_kprobe(a, st, p);
 }
 
-fn disarm_kprobe_locked<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe, reopt: bool) {
+fn disarm_kprobe_locked<A: Arch>(
+    a: &A,
+    st: &mut KprobeState,
+    batch: &mut UnregBatch<A>,
+    p: A::Probe,
+    reopt: bool,
+) {
     a.assert_text_mutex_held();
     unoptimize_kprobe(a, p, st.all_disarmed);
     // A queued probe is left to the optimizer, which disarms only DISABLED ones. That is what a
@@ -288,9 +295,7 @@ fn disarm_kprobe_locked<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe, reopt
     if !kprobe_queued(a, p) || (st.all_disarmed && a.queue_contains(OptQueue::Freeing, p)) {
         // In a batch, written with its other breakpoints, before the optimizer (which needs
         // kprobe_mutex) can act on what follows.
-        if st.disarm_deferred && a.disarm_batch_record(st, p) {
-            st.disarm_recorded += 1;
-        } else {
+        if !batch.record_disarm(a, p) {
             a.disarm_kprobe(p);
         }
         if reopt {
@@ -311,13 +316,25 @@ pub fn arm_kprobe<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -> Result {
 
 /// `disarm_kprobe()`: through ftrace, or `__disarm_kprobe` under the text locks.
 pub fn disarm_kprobe<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe, reopt: bool) -> Result {
+    disarm_kprobe_in(a, st, &mut UnregBatch::none(), p, reopt)
+}
+
+/// `disarm_kprobe()` inside an unregistration batch, which may hold the text locks already and
+/// record the breakpoint removal for a later write.
+fn disarm_kprobe_in<A: Arch>(
+    a: &A,
+    st: &mut KprobeState,
+    batch: &mut UnregBatch<A>,
+    p: A::Probe,
+    reopt: bool,
+) -> Result {
     if flags_ftrace(a.flags(p)) {
         return disarm_kprobe_ftrace(a, st, p);
     }
-    if st.text_locks_held {
-        disarm_kprobe_locked(a, st, p, reopt);
+    if batch.text_locks_held() {
+        disarm_kprobe_locked(a, st, batch, p, reopt);
     } else {
-        a.text_locked(false, || disarm_kprobe_locked(a, st, p, reopt));
+        a.text_locked(false, || disarm_kprobe_locked(a, st, batch, p, reopt));
     }
     Ok(())
 }
@@ -687,13 +704,14 @@ pub fn disable_kprobe_locked<A: Arch>(
 ) -> Result<A::Probe> {
     a.assert_kprobe_mutex_held();
     let orig_p = get_valid_kprobe(a, p).ok_or(Errno::EINVAL)?;
-    disable_found_locked(a, st, p, orig_p)
+    disable_found_locked(a, st, &mut UnregBatch::none(), p, orig_p)
 }
 
 /// The rest of [`disable_kprobe_locked`], `orig_p` being what `get_valid_kprobe(p)` found.
 fn disable_found_locked<A: Arch>(
     a: &A,
     st: &mut KprobeState,
+    batch: &mut UnregBatch<A>,
     p: A::Probe,
     orig_p: A::Probe,
 ) -> Result<A::Probe> {
@@ -704,7 +722,7 @@ fn disable_found_locked<A: Arch>(
         if p == orig_p || aggr_kprobe_disabled(a, orig_p) {
             // Not lazy: even with kprobes armed globally, orig_p may not have been armed.
             if !st.all_disarmed && !flags_disabled(a.flags(orig_p)) {
-                if let Err(e) = disarm_kprobe(a, st, orig_p, true) {
+                if let Err(e) = disarm_kprobe_in(a, st, batch, orig_p, true) {
                     clear_flag(a, p, KPROBE_FLAG_DISABLED);
                     return Err(e);
                 }
@@ -715,23 +733,26 @@ fn disable_found_locked<A: Arch>(
     Ok(orig_p)
 }
 
-/// `__unregister_kprobe_top()`: disable, disarm, unlink (no RCU wait).
-pub fn unregister_kprobe_top<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -> Result {
+/// `__unregister_kprobe_top()`: disable, disarm, unlink (no RCU wait), as one entry of the
+/// unregistration `batch`.
+fn unregister_kprobe_top<A: Arch>(
+    a: &A,
+    st: &mut KprobeState,
+    batch: &mut UnregBatch<A>,
+    p: A::Probe,
+) -> Result {
     a.assert_kprobe_mutex_held();
-    let mut orig_p = valid_entry(a, st, p);
+    let mut orig_p = valid_entry(a, batch, p);
     // C has unlinked the hash entry at this address already (the same probe given twice in
     // the batch): what the batch deferred is done now, so that `p` is found gone, as in C.
     // An entry whose unlink waits is disabled, so only a disabled one is looked up.
-    if st.disarm_deferred
-        && orig_p.is_some_and(|o| flags_disabled(a.flags(o)))
-        && a.disarm_batch_unlinked(st, a.addr(p))
-    {
-        flush_disarms(a, st);
-        orig_p = valid_entry(a, st, p);
+    if orig_p.is_some_and(|o| flags_disabled(a.flags(o))) && batch.unlink_deferred(a.addr(p)) {
+        flush_disarms(a, batch);
+        orig_p = valid_entry(a, batch, p);
     }
-    let ap = disable_found_locked(a, st, p, orig_p.ok_or(Errno::EINVAL)?)?;
+    let ap = disable_found_locked(a, st, batch, p, orig_p.ok_or(Errno::EINVAL)?)?;
     if ap == p {
-        unlink_kprobe(a, st, ap);
+        unlink_kprobe(a, batch, ap);
         return Ok(());
     }
     // What follows expects an aggregate.
@@ -739,7 +760,7 @@ pub fn unregister_kprobe_top<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) 
         a.warn(WarnSite::UnregisterKprobeTop);
     }
     if a.list_is_singular(ap) && kprobe_disarmed(a, ap) {
-        unlink_kprobe(a, st, ap);
+        unlink_kprobe(a, batch, ap);
         return Ok(());
     }
     if a.has_post_handler(p) && !flags_gone(a.flags(p)) {
@@ -766,33 +787,24 @@ pub fn unregister_kprobe_top<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) 
 
 /// `hlist_del_rcu(&ap->hlist)`; in a batch that records its breakpoint removals, after the
 /// breakpoint of `ap` is written, if it is recorded (`unregister_tops_locked`).
-fn unlink_kprobe<A: Arch>(a: &A, st: &mut KprobeState, ap: A::Probe) {
-    if st.disarm_deferred && a.disarm_batch_defer_unlink(st, a.addr(ap)) {
+fn unlink_kprobe<A: Arch>(a: &A, batch: &mut UnregBatch<A>, ap: A::Probe) {
+    if batch.defer_unlink(a.addr(ap)) {
         return;
     }
-    hash_del(a, st, ap);
-}
-
-/// `hlist_del_rcu(&p->hlist)`, and out of the batch's entry index if there is one.
-fn hash_del<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) {
-    a.hlist_del_rcu(p);
-    if st.entry_indexed {
-        a.entry_index_remove(st, a.addr(p));
-    }
+    batch.hash_del(a, ap);
 }
 
 /// `get_valid_kprobe(p)`, through the batch's entry index if there is one.
-fn valid_entry<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -> Option<A::Probe> {
-    if !st.entry_indexed {
-        return get_valid_kprobe(a, p);
+fn valid_entry<A: Arch>(a: &A, batch: &UnregBatch<A>, p: A::Probe) -> Option<A::Probe> {
+    match batch.indexed(a, a.addr(p)) {
+        Some(entry) => owner_among(a, p, entry),
+        None => get_valid_kprobe(a, p),
     }
-    let entry = a.entry_index_get(st, a.addr(p));
-    owner_among(a, p, entry)
 }
 
-/// Indexes the hash entries for the top halves of an unregistration batch
-/// (`ProbeStore::entry_index_begin`); true when the index is complete.
-fn build_entry_index<A: Arch>(a: &A, st: &mut KprobeState) -> bool {
+/// Indexes the hash entries for the top halves of an unregistration batch; true when the
+/// index is complete.
+fn build_entry_index<A: Arch>(a: &A, batch: &mut UnregBatch<A>) -> bool {
     let mut entries = 0usize;
     for bucket in 0..KPROBE_TABLE_SIZE {
         let _ = a.for_each_in_bucket(bucket, |_| {
@@ -800,24 +812,22 @@ fn build_entry_index<A: Arch>(a: &A, st: &mut KprobeState) -> bool {
             ControlFlow::Continue(())
         });
     }
-    if !a.entry_index_begin(st, entries) {
+    if !batch.begin_index(a, entries) {
         return false;
     }
-    let mut complete = true;
     for bucket in 0..KPROBE_TABLE_SIZE {
         let r = a.for_each_in_bucket(bucket, |p| {
-            if a.entry_index_insert(st, p) {
+            if batch.index_insert(a, p) {
                 ControlFlow::Continue(())
             } else {
                 ControlFlow::Break(())
             }
         });
-        complete &= r.is_continue();
+        if r.is_break() {
+            return false;
+        }
     }
-    if !complete {
-        a.entry_index_end(st);
-    }
-    complete
+    true
 }
 
 /// `__unregister_kprobe_bottom()`: after the grace period, release what `p` held.
@@ -923,25 +933,30 @@ fn unregister_tops_locked<A: Arch, E: Copy>(
         after,
         pending: 0,
     };
-    let tops = |st: &mut KprobeState, queue: &mut AfterQueue<'_, E, _, _>| {
-        for (i, &e) in entries.iter().enumerate() {
-            let Some(p) = kp_of(e) else { continue };
-            if unregister_kprobe_top(a, st, p).is_err() {
-                a.set_addr(p, 0);
+    // The batch this call owns: dropped (its storage freed) when the call ends.
+    let mut batch = UnregBatch::none();
+    let tops =
+        |st: &mut KprobeState, batch: &mut UnregBatch<A>, queue: &mut AfterQueue<'_, E, _, _>| {
+            for (i, &e) in entries.iter().enumerate() {
+                let Some(p) = kp_of(e) else { continue };
+                if unregister_kprobe_top(a, st, batch, p).is_err() {
+                    a.set_addr(p, 0);
+                }
+                if !batch.defers_disarms() {
+                    queue.run(i + 1);
+                    continue;
+                }
+                // Deferred unlinks lengthen the hash chains every lookup walks: a few at a time.
+                if batch.recorded() >= DISARM_BATCH_WRITE {
+                    flush_disarms(a, batch);
+                    queue.run(i + 1);
+                }
             }
-            if !st.disarm_deferred {
-                queue.run(i + 1);
-                continue;
-            }
-            // Deferred unlinks lengthen the hash chains every lookup walks: a few at a time.
-            if st.disarm_recorded >= DISARM_BATCH_WRITE {
-                flush_disarms(a, st);
-                queue.run(i + 1);
-            }
-        }
-    };
+        };
     // Rust only: a large batch looks its hash entries up in an index of them.
-    st.entry_indexed = entries.len() >= a.entry_index_min_batch() && build_entry_index(a, st);
+    if entries.len() >= a.entry_index_min_batch() {
+        build_entry_index(a, &mut batch);
+    }
     // A batch of int3 probes is disarmed under one hold of the text locks rather than one per
     // probe (C's order kept: kprobe_mutex, cpus_read_lock, text_mutex). Not with an ftrace
     // probe in it: ftrace takes text_mutex itself.
@@ -952,32 +967,25 @@ fn unregister_tops_locked<A: Arch, E: Copy>(
             .any(|p| flags_ftrace(a.flags(p)))
     {
         a.text_locked(false, || {
-            st.text_locks_held = true;
             // Rust only, where the arch batches: the breakpoints the top halves remove are
             // recorded and written together, every `DISARM_BATCH_WRITE` and at the end, and a
             // hash entry whose breakpoint is recorded leaves the hash only after that (a hit
-            // there would find no probe and oops). An entry that C's order has unlinked already is disabled (so it blocks no
-            // optimization, as an absent one does not) and not optimized, so what the top
-            // halves look up finds what it finds in C, but for the entry itself given again:
-            // then the deferred work is done first (`unregister_kprobe_top`). Nothing can arm
-            // or optimize before the mutex is dropped.
-            let deferred = A::BATCHES_DISARM && a.disarm_batch_begin(st, DISARM_BATCH_WRITE);
-            st.disarm_deferred = deferred;
-            tops(st, &mut queue);
-            st.disarm_deferred = false;
-            if deferred {
-                flush_disarms(a, st);
-                a.disarm_batch_end(st);
+            // there would find no probe and oops). An entry that C's order has unlinked
+            // already is disabled (so it blocks no optimization, as an absent one does not)
+            // and not optimized, so what the top halves look up finds what it finds in C, but
+            // for the entry itself given again: then the deferred work is done first
+            // (`unregister_kprobe_top`). Nothing can arm or optimize before the mutex is
+            // dropped.
+            if !(A::BATCHES_DISARM && batch.begin_disarms(a, DISARM_BATCH_WRITE)) {
+                batch.hold_text_locks(true);
             }
+            tops(st, &mut batch, &mut queue);
+            flush_disarms(a, &mut batch);
             queue.run(entries.len());
-            st.text_locks_held = false;
+            batch.end_disarms();
         });
     } else {
-        tops(st, &mut queue);
-    }
-    if st.entry_indexed {
-        st.entry_indexed = false;
-        a.entry_index_end(st);
+        tops(st, &mut batch, &mut queue);
     }
 }
 
@@ -1016,15 +1024,8 @@ const DISARM_BATCH_WRITE: usize = KPROBE_TABLE_SIZE;
 
 /// Writes the breakpoint removals a batch recorded, then unlinks the hash entries whose
 /// removal was waiting for that (`unregister_tops_locked`).
-fn flush_disarms<A: Arch>(a: &A, st: &mut KprobeState) {
-    st.disarm_recorded = 0;
-    a.disarm_batch_flush(st, |st, records| {
-        // Each recorded probe is still a hash entry.
-        a.disarm_kprobes(records.iter().map(|r| r.probe));
-        for r in records.iter().filter(|r| r.unlink) {
-            hash_del(a, st, r.probe);
-        }
-    });
+fn flush_disarms<A: Arch>(a: &A, batch: &mut UnregBatch<A>) {
+    batch.flush(a, |probes| a.disarm_kprobes(probes));
 }
 
 /// The bottom halves of `unregister_kprobes()`, after the grace period.

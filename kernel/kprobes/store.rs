@@ -93,11 +93,6 @@ pub struct KprobeState {
     pub ftrace_enabled: i32,
     /// `kprobe_ipmodify_enabled`: users of `kprobe_ipmodify_ops`.
     pub ipmodify_enabled: i32,
-    /// The caller holds the text locks (`cpus_read_lock()` and `text_mutex`) around a whole
-    /// batch, so disarming one probe of it takes them no more (Rust only: C takes them for
-    /// each probe). Never set while an ftrace probe can be disarmed: ftrace takes `text_mutex`
-    /// itself.
-    pub text_locks_held: bool,
     /// A registration batch holds the mutex across its probes and records their arming
     /// through ftrace instead of doing it, to add them to each ops' filter at once at its end
     /// (`register_kprobes()`, Rust only: C arms probe by probe). The counts above include the
@@ -117,18 +112,6 @@ pub struct KprobeState {
     /// (the address is in that ops' filter, not yet recorded) and applies them at once at the
     /// end of its top halves (`unregister_kprobes()`, Rust only).
     pub ftrace_remove_deferred: bool,
-    /// An unregistration batch of breakpoint probes, with the text locks held, records the
-    /// breakpoints it removes instead of writing each, and has the arch write them together
-    /// every so many records and at the end of its top halves, before the probes they belong to
-    /// leave the hash (`unregister_kprobes()`, Rust only: C writes and synchronises every CPU
-    /// for each).
-    pub disarm_deferred: bool,
-    /// Breakpoint removals recorded since the batch last wrote them.
-    pub disarm_recorded: usize,
-    /// The top halves of an unregistration batch find hash entries through the store's index
-    /// of them by address (`ProbeStore::entry_index_begin`, Rust only: C walks the probe's hash
-    /// chain for each).
-    pub entry_indexed: bool,
 }
 
 impl KprobeState {
@@ -139,14 +122,10 @@ impl KprobeState {
             allow_optimization: false,
             ftrace_enabled: 0,
             ipmodify_enabled: 0,
-            text_locks_held: false,
             ftrace_deferred: false,
             ftrace_register_deferred: [false; 2],
             ftrace_batch_failed: false,
             ftrace_batch_entry: 0,
-            disarm_deferred: false,
-            disarm_recorded: 0,
-            entry_indexed: false,
             ftrace_remove_deferred: false,
         }
     }
@@ -158,7 +137,7 @@ impl Default for KprobeState {
     }
 }
 
-/// A breakpoint removal an unregistration batch recorded (`ProbeStore::disarm_batch_record`).
+/// A breakpoint removal an unregistration batch recorded (`batch.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DisarmRecord<P> {
     /// The hash entry whose breakpoint is removed.
@@ -214,63 +193,21 @@ pub trait ProbeStore {
         f()
     }
 
-    /// Storage for the breakpoints an unregistration batch of breakpoint probes removes (Rust
-    /// only): room to record `room` of them between two writes. False when it cannot be had (no memory, or the platform does not batch):
-    /// each breakpoint is then removed on its own, as C does.
-    fn disarm_batch_begin(&self, _st: &mut KprobeState, _room: usize) -> bool {
-        false
-    }
-    /// Records the removal of the breakpoint of hash entry `p`; false when there is no room
-    /// (the caller then removes it at once).
-    fn disarm_batch_record(&self, _st: &mut KprobeState, _p: Self::Probe) -> bool {
-        false
-    }
-    /// If a breakpoint at `addr` is recorded: marks its hash entry to be unlinked once it is
-    /// written, and returns true.
-    fn disarm_batch_defer_unlink(&self, _st: &mut KprobeState, _addr: usize) -> bool {
-        false
-    }
-    /// Whether the hash entry at `addr` is marked to be unlinked.
-    fn disarm_batch_unlinked(&self, _st: &mut KprobeState, _addr: usize) -> bool {
-        false
-    }
-    /// Calls `f` with `st` and the records in address order, then forgets them (the storage
-    /// stays).
-    fn disarm_batch_flush(
-        &self,
-        st: &mut KprobeState,
-        f: impl FnOnce(&mut KprobeState, &[DisarmRecord<Self::Probe>]),
-    ) {
-        f(st, &[])
-    }
-    /// Frees the storage (nothing is recorded any more).
-    fn disarm_batch_end(&self, _st: &mut KprobeState) {}
-
+    /// A slice of `T` the platform allocated for one call (the storage of an unregistration
+    /// batch, `batch.rs`): freed when dropped.
+    type Buf<T>: DerefMut<Target = [T]>;
+    /// `n` elements of `fill` (Rust only), or `None`: no memory, or the platform does not
+    /// batch (the caller then works probe by probe, as C does).
+    fn alloc_buf<T: Clone>(&self, n: usize, fill: T) -> Option<Self::Buf<T>>;
     /// The smallest unregistration batch whose top halves look their hash entries up in an
-    /// index of them ([`ProbeStore::entry_index_begin`]); `usize::MAX`: none does.
+    /// index of them (`batch.rs`); `usize::MAX`: none does.
     fn entry_index_min_batch(&self) -> usize {
         usize::MAX
     }
-    /// An index of the hash entries by address, for the top halves of an unregistration batch
-    /// (Rust only: C walks a probe's hash chain for each, and in a batch of thousands the
-    /// chains are hundreds long), with room for the `entries` the hash holds. False without
-    /// memory: the chains are walked, as in C. While the index lives the caller keeps it the
-    /// hash's copy: nothing joins the hash, and each entry that leaves it is removed.
-    fn entry_index_begin(&self, _st: &mut KprobeState, _entries: usize) -> bool {
-        false
-    }
-    /// Adds hash entry `p`; false when there is no room left.
-    fn entry_index_insert(&self, _st: &mut KprobeState, _p: Self::Probe) -> bool {
-        false
-    }
-    /// `get_kprobe(addr)`, from the index.
-    fn entry_index_get(&self, _st: &mut KprobeState, _addr: usize) -> Option<Self::Probe> {
-        None
-    }
-    /// The hash entry at `addr` has left the hash.
-    fn entry_index_remove(&self, _st: &mut KprobeState, _addr: usize) {}
-    /// Frees the index.
-    fn entry_index_end(&self, _st: &mut KprobeState) {}
+    /// What an unregistration batch's index answered for `addr` (a model checks it against
+    /// the hash; the kernel has nothing to do).
+    #[inline(always)]
+    fn check_indexed_entry(&self, _addr: usize, _found: Option<Self::Probe>) {}
 
     /// `READ_ONCE(p->addr)`.
     fn addr(&self, p: Self::Probe) -> usize;

@@ -20,8 +20,8 @@ CORE = common.REPO / "kernel" / "kprobes"
 # it holds the probe handle that the batch storages use and forwards into them). Each entry is
 # the sorted set of files in one strongly connected component.
 KNOWN_CYCLES = [
-    ("glue::carch", "glue::disarm_batch", "glue::entry_index", "glue::exports", "glue::ftrace_batch",
-     "glue::insn_slot", "glue::kretprobe", "glue::objpool", "glue::platform", "glue::rethook"),
+    ("glue::carch", "glue::exports", "glue::ftrace_batch", "glue::insn_slot", "glue::kretprobe",
+     "glue::objpool", "glue::platform", "glue::rethook"),
 ]
 
 def _strip_comments(src):

@@ -99,13 +99,34 @@ class Result:
         return out
 
 
+# The line of '=' that opens (and closes) a KASAN report. A report from the int3 handler (NMI
+# context on x86) can stop the guest after this first line, before its "BUG: KASAN:" line.
+KASAN_BANNER = r"^={60,}$"
 # Console lines that fail a scenario (the stress's, KASAN's "BUG: KASAN" among them).
 SPLATS = [re.compile(p) for p in (r"WARNING:", r"BUG:", r"Oops", r"Kernel panic", r"general protection fault",
-                                  r"rcu: INFO: .* detected stalls", r"UBSAN:", r"INFO: task .* blocked for more")]
+                                  r"rcu: INFO: .* detected stalls", r"UBSAN:", r"INFO: task .* blocked for more",
+                                  KASAN_BANNER)]
 SPLATS = [(rx.pattern, rx) for rx in SPLATS]
 
 
+def _kasan_stuck(text):
+    """A KASAN report has begun and the console has printed nothing for a while after it: the
+    guest is not coming back (the boot then ends instead of waiting for its time-out)."""
+    lines = text.splitlines()
+    starts = [i for i, ln in enumerate(lines) if re.search(KASAN_BANNER, ln.strip())]
+    if not starts:
+        return False
+    now = time.monotonic()
+    if _kasan_stuck.seen is None or _kasan_stuck.seen[0] != len(lines):
+        _kasan_stuck.seen = (len(lines), now)
+    return now - _kasan_stuck.seen[1] > 60
+
+
+_kasan_stuck.seen = None
+
+
 def run_one(scenario, impl, arch, config, duration, timeout, cpus, tcg_args, append):
+    _kasan_stuck.seen = None
     with common.build_lock():
         bdir = kbuild.build(arch, impl, config)
         kos = kbuild.build_external_modules(arch, bdir, f"rkprobes-{scenario.dir.name}",
@@ -118,7 +139,8 @@ def run_one(scenario, impl, arch, config, duration, timeout, cpus, tcg_args, app
         marker = f"{scenario.marker}-DONE"
         try:
             text = qemu.boot(arch, bdir, f"{append} rkb_duration={duration}", log,
-                             lambda t: marker in t or "Kernel panic" in t, timeout, initrd=initrd,
+                             lambda t: marker in t or "Kernel panic" in t or _kasan_stuck(t), timeout,
+                             initrd=initrd,
                              extra=["-smp", str(cpus)] + tcg_args, label=f"{scenario.name} {arch}/{impl}")
         except Failure as e:
             boot_error = str(e)

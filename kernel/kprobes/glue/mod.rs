@@ -28,8 +28,6 @@ macro_rules! nokprobe {
 #[cfg(not(CONFIG_KPROBES_RUST_ARCH))]
 pub mod carch;
 pub mod debugfs;
-mod disarm_batch;
-mod entry_index;
 pub mod exports;
 #[cfg(CONFIG_KPROBES_RUST_ARCH)]
 #[macro_use]

@@ -20,11 +20,10 @@ use core::ops::{ControlFlow, Deref, DerefMut};
 use core::ptr::{self, addr_of, addr_of_mut, NonNull};
 use core::slice;
 
+use kernel::alloc::{flags::GFP_KERNEL, KVVec};
 use kernel::bindings;
 use kernel::sync::lock::{mutex::MutexBackend, Guard, Lock};
 
-use super::disarm_batch;
-use super::entry_index;
 #[cfg(CONFIG_KPROBES_ON_FTRACE)]
 use super::ftrace_batch;
 use super::helpers::*;
@@ -33,7 +32,7 @@ use crate::arch::Arch;
 use crate::blacklist::BlacklistStore;
 use crate::errno::{from_c_ret, Result};
 use crate::report::{Message, Report, WarnSite};
-use crate::store::{DisarmRecord, KprobeState, OptQueue, ProbeStore, KPROBE_TABLE_SIZE};
+use crate::store::{KprobeState, OptQueue, ProbeStore, KPROBE_TABLE_SIZE};
 #[cfg(CONFIG_KPROBES_ON_FTRACE)]
 use crate::text::ProbeFields;
 use crate::text::{FtraceOps, KernelText, Ksym, KSYM_NAME_LEN};
@@ -386,46 +385,18 @@ impl ProbeStore for Kernel {
         super::insn_slot::with_free_batch(n, f)
     }
 
-    fn disarm_batch_begin(&self, st: &mut KprobeState, n: usize) -> bool {
-        disarm_batch::begin(st, n)
+    type Buf<T> = KVVec<T>;
+    fn alloc_buf<T: Clone>(&self, n: usize, fill: T) -> Option<KVVec<T>> {
+        KVVec::from_elem(fill, n, GFP_KERNEL).ok()
     }
-    fn disarm_batch_record(&self, st: &mut KprobeState, p: Kp) -> bool {
-        disarm_batch::record(st, p, self.addr(p))
-    }
-    fn disarm_batch_defer_unlink(&self, st: &mut KprobeState, addr: usize) -> bool {
-        disarm_batch::defer_unlink(st, addr)
-    }
-    fn disarm_batch_unlinked(&self, st: &mut KprobeState, addr: usize) -> bool {
-        disarm_batch::unlinked(st, addr)
-    }
-    fn disarm_batch_flush(
-        &self,
-        st: &mut KprobeState,
-        f: impl FnOnce(&mut KprobeState, &[DisarmRecord<Kp>]),
-    ) {
-        disarm_batch::flush(st, f)
-    }
-    fn disarm_batch_end(&self, st: &mut KprobeState) {
-        disarm_batch::end(st)
-    }
-
+    /// The smallest unregistration batch that gets an index of the hash entries. Building it
+    /// costs about as much per hash entry as a lookup in it; a batch of `n` probes among `n`
+    /// entries walks chains of `n / 64` entries, half of one a lookup, so below a few thousand
+    /// probes the walks cost no more than the index (`scripts/rkprobes profile --command
+    /// "bulk-unreg module 10000"`, 2026-11-27: about 580 guest instructions a probe in the
+    /// chain walks of C's 64 buckets).
     fn entry_index_min_batch(&self) -> usize {
-        entry_index::MIN_BATCH
-    }
-    fn entry_index_begin(&self, st: &mut KprobeState, entries: usize) -> bool {
-        entry_index::begin(st, entries)
-    }
-    fn entry_index_insert(&self, st: &mut KprobeState, p: Kp) -> bool {
-        entry_index::insert(st, p, self.addr(p))
-    }
-    fn entry_index_get(&self, st: &mut KprobeState, addr: usize) -> Option<Kp> {
-        entry_index::get(st, addr)
-    }
-    fn entry_index_remove(&self, st: &mut KprobeState, addr: usize) {
-        entry_index::remove(st, addr)
-    }
-    fn entry_index_end(&self, st: &mut KprobeState) {
-        entry_index::end(st)
+        2048
     }
 
     #[inline(always)]

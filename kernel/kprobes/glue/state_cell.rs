@@ -2,7 +2,7 @@
 
 //! Storage that, like [`KprobeState`], belongs to whoever holds `kprobe_mutex`: a static cell
 //! reached only with the `&mut KprobeState` that the mutex guard hands out, so one task at a
-//! time, with no lock of its own. The batch storages (`ftrace_batch`, `disarm_batch`) live in
+//! time, with no lock of its own. The registration batch storage (`ftrace_batch`) lives in
 //! such cells.
 
 use core::cell::UnsafeCell;

@@ -18,6 +18,8 @@
 pub mod aggr;
 #[path = "../../../../../../kernel/kprobes/arch.rs"]
 pub mod arch;
+#[path = "../../../../../../kernel/kprobes/batch.rs"]
+pub mod batch;
 #[path = "../../../../../../kernel/kprobes/blacklist.rs"]
 pub mod blacklist;
 #[path = "../../../../../../kernel/kprobes/debugfs.rs"]

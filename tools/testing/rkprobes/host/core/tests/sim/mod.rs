@@ -13,16 +13,14 @@
 #![allow(dead_code)]
 
 use std::cell::{Cell, RefCell, RefMut};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 
 use rkprobes_core::arch::{Arch, ArchHooks};
 use rkprobes_core::blacklist::BlacklistStore;
 use rkprobes_core::errno::{Errno, Result};
 use rkprobes_core::report::{Message, Report, WarnSite};
-use rkprobes_core::store::{
-    flags_disabled, DisarmRecord, KprobeState, OptQueue, ProbeStore, KPROBE_TABLE_SIZE,
-};
+use rkprobes_core::store::{flags_disabled, KprobeState, OptQueue, ProbeStore, KPROBE_TABLE_SIZE};
 use rkprobes_core::table;
 use rkprobes_core::text::{FtraceOps, KernelText, Ksym, ProbeFields};
 
@@ -205,14 +203,6 @@ struct Inner {
     /// entries.
     batching: bool,
     batch: Option<Batch>,
-    /// An unregistration batch's recorded breakpoint removals (room, records with whether the
-    /// hash entry there is to be unlinked after), when `batching` allows it.
-    disarms: Option<(usize, Vec<DisarmRecord<Pid>>)>,
-    /// While a disarm batch's records are written: the addresses written, in order.
-    disarms_written: Option<Vec<usize>>,
-    /// An unregistration batch's index of the hash entries by address (room, entries; `None`
-    /// for one that left the hash), when `batching` allows it.
-    entry_index: Option<(usize, BTreeMap<usize, Option<Pid>>)>,
     /// Probes disarmed through `disarm_kprobes` (the batch hook).
     batch_disarmed: u64,
     optimizable: BTreeSet<usize>,
@@ -441,9 +431,6 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
                 ftrace_busy: None,
                 batching: true,
                 batch: None,
-                disarms: None,
-                disarms_written: None,
-                entry_index: None,
                 batch_disarmed: 0,
                 optimizable,
                 rcu_syncs: 0,
@@ -997,71 +984,10 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
         rkprobes_core::optimizer::kprobe_optimizer(self);
     }
 
-    fn disarm_batch_begin(&self, _st: &mut KprobeState, room: usize) -> bool {
-        self.assert_text_locked("disarm_batch_begin");
-        let mut i = self.inner();
-        if !i.batching || i.disarms.is_some() {
-            return false;
-        }
-        i.disarms = Some((room, Vec::with_capacity(room)));
-        true
-    }
-    fn disarm_batch_record(&self, _st: &mut KprobeState, p: Pid) -> bool {
-        let addr = self.addr(p);
-        let mut i = self.inner();
-        let (room, v) = i.disarms.as_mut().expect("a disarm batch");
-        assert!(
-            !v.iter().any(|r| r.addr == addr),
-            "{addr:#x} recorded twice"
-        );
-        if v.len() == *room {
-            return false;
-        }
-        v.push(DisarmRecord {
-            probe: p,
-            addr,
-            unlink: false,
-        });
-        true
-    }
-    fn disarm_batch_defer_unlink(&self, _st: &mut KprobeState, addr: usize) -> bool {
-        let mut i = self.inner();
-        let (_, v) = i.disarms.as_mut().expect("a disarm batch");
-        match v.iter_mut().find(|r| r.addr == addr) {
-            Some(r) => {
-                assert!(!r.unlink, "{addr:#x} unlinked twice");
-                r.unlink = true;
-                true
-            }
-            None => false,
-        }
-    }
-    fn disarm_batch_unlinked(&self, _st: &mut KprobeState, addr: usize) -> bool {
-        let i = self.inner();
-        let (_, v) = i.disarms.as_ref().expect("a disarm batch");
-        v.iter().any(|r| r.addr == addr && r.unlink)
-    }
-    fn disarm_batch_end(&self, _st: &mut KprobeState) {
-        let (_, v) = self.inner().disarms.take().expect("a disarm batch");
-        assert!(v.is_empty(), "records left: {v:x?}");
-    }
-    fn disarm_batch_flush(
-        &self,
-        st: &mut KprobeState,
-        f: impl FnOnce(&mut KprobeState, &[DisarmRecord<Pid>]),
-    ) {
-        let mut records =
-            core::mem::take(&mut self.inner().disarms.as_mut().expect("a disarm batch").1);
-        records.sort_unstable_by_key(|r| r.addr);
-        self.inner().disarms_written = Some(Vec::new());
-        f(st, &records);
-        // Every breakpoint is written before the first unlink.
-        let written = self.inner().disarms_written.take().unwrap_or_default();
-        let recorded: Vec<usize> = records.iter().map(|r| r.addr).collect();
-        assert_eq!(
-            written, recorded,
-            "the recorded breakpoints, each written once"
-        );
+    type Buf<T> = Vec<T>;
+    fn alloc_buf<T: Clone>(&self, n: usize, fill: T) -> Option<Vec<T>> {
+        self.assert_kprobe_mutex_held();
+        self.inner().batching.then(|| vec![fill; n])
     }
     // Every batch of two or more gets an index here, so that the batch tests exercise it;
     // each answer is checked against the hash itself.
@@ -1072,52 +998,12 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
             usize::MAX
         }
     }
-    fn entry_index_begin(&self, _st: &mut KprobeState, entries: usize) -> bool {
-        self.assert_kprobe_mutex_held();
-        let mut i = self.inner();
-        let counted: usize = i.buckets.iter().map(|b| b.len()).sum();
-        assert_eq!(entries, counted, "entry_index_begin: the hash's entries");
-        assert!(i.batching, "an entry index while not batching");
-        if i.entry_index.is_some() {
-            return false;
-        }
-        i.entry_index = Some((entries, BTreeMap::new()));
-        true
-    }
-    fn entry_index_insert(&self, _st: &mut KprobeState, p: Pid) -> bool {
-        let addr = self.addr(p);
-        let mut i = self.inner();
-        let (room, m) = i.entry_index.as_mut().expect("an entry index");
-        if m.len() == *room {
-            return false;
-        }
-        assert!(
-            m.insert(addr, Some(p)).is_none(),
-            "two entries at {addr:#x}"
-        );
-        true
-    }
-    fn entry_index_get(&self, _st: &mut KprobeState, addr: usize) -> Option<Pid> {
-        let found = {
-            let i = self.inner();
-            let (_, m) = i.entry_index.as_ref().expect("an entry index");
-            m.get(&addr).copied().flatten()
-        };
+    fn check_indexed_entry(&self, addr: usize, found: Option<Pid>) {
         assert_eq!(
             found,
             table::get_kprobe(self, addr),
             "the entry index and the hash disagree at {addr:#x}"
         );
-        found
-    }
-    fn entry_index_remove(&self, _st: &mut KprobeState, addr: usize) {
-        let mut i = self.inner();
-        let (_, m) = i.entry_index.as_mut().expect("an entry index");
-        let e = m.get_mut(&addr).expect("an indexed entry");
-        assert!(e.take().is_some(), "{addr:#x} removed twice");
-    }
-    fn entry_index_end(&self, _st: &mut KprobeState) {
-        self.inner().entry_index.take().expect("an entry index");
     }
     fn addr(&self, p: Pid) -> usize {
         self.rec(p, |r| r.addr)
@@ -1241,7 +1127,6 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
     }
     fn hlist_add_head_rcu(&self, bucket: usize, p: Pid) {
         let mut i = self.inner();
-        assert!(i.entry_index.is_none(), "a hash add under an entry index");
         assert!(!i.buckets.iter().any(|b| b.contains(&p)), "double hash add");
         i.buckets[bucket].insert(0, p);
         i.recs[p.0].hlist = HState::Hashed;
@@ -1256,27 +1141,10 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
             }
         }
         assert!(found, "hlist_del_rcu of an unhashed probe {p:?}");
-        let addr = i.recs[p.0].addr;
-        assert!(
-            !i.disarms
-                .as_ref()
-                .is_some_and(|(_, v)| v.iter().any(|r| r.addr == addr)),
-            "{p:?} leaves the hash while its breakpoint removal at {addr:#x} is only recorded"
-        );
-        if let Some(w) = &i.disarms_written {
-            assert!(
-                w.contains(&addr),
-                "{p:?} unlinked before its breakpoint is written"
-            );
-        }
         i.recs[p.0].hlist = HState::Poisoned;
     }
     fn hlist_replace_rcu(&self, old: Pid, new: Pid) {
         let mut i = self.inner();
-        assert!(
-            i.entry_index.is_none(),
-            "a hash replace under an entry index"
-        );
         let mut found = false;
         for b in i.buckets.iter_mut() {
             if let Some(k) = b.iter().position(|&q| q == old) {
@@ -1740,12 +1608,14 @@ impl<const OPT: bool, const FTRACE: bool> ArchHooks<Sim<OPT, FTRACE>> for SimArc
         for p in probes {
             let addr = s.addr(p);
             assert_eq!(s.inner().text[addr - TEXT_BASE], INT3, "{p:?} is not armed");
+            // The batch writes a breakpoint before its hash entry leaves the hash.
+            assert_eq!(
+                s.rec(p, |r| r.hlist),
+                HState::Hashed,
+                "{p:?} left the hash before its breakpoint at {addr:#x} was written"
+            );
             Self::disarm_kprobe(s, p);
-            let mut i = s.inner();
-            i.batch_disarmed += 1;
-            if let Some(w) = i.disarms_written.as_mut() {
-                w.push(addr);
-            }
+            s.inner().batch_disarmed += 1;
         }
     }
     fn remove_kprobe(s: &Sim<OPT, FTRACE>, p: Pid) {
