@@ -196,7 +196,8 @@ def kunit(res, arch, impl, timeout, config="kunit"):
     """The KUnit step on one build; config "kunit-noftrace" (--no-ftrace) is the same kernel
     without the function tracer, its rows marked "(no ftrace)"."""
     a = common.ARCHES[arch]
-    what = f"{arch}/{impl}" + (" (no ftrace)" if config == "kunit-noftrace" else "")
+    what = f"{arch}/{impl}" + {"kunit-noftrace": " (no ftrace)",
+                               "kunit-debugassert": " (debug assertions)"}.get(config, "")
     name = f"kunit {what}: kprobes_test"
     try:
         bdir = kbuild.build(arch, impl, config)
@@ -250,11 +251,12 @@ def kunit(res, arch, impl, timeout, config="kunit"):
             passed, failed, skipped, note)
 
 
-def flags_check(res, arch, impl):
+def flags_check(res, arch, impl, config="kunit"):
     """kernel-flags-check.sh on the KUnit build just booted: the core type-checks with this
     arch's kernel flags, and no function reachable from a probe hit is probeable."""
-    name = f"kernel-flags check {arch}/{impl}: type-check, hit path unprobeable"
-    bdir = kbuild.build_dir(arch, impl, "kunit")
+    name = f"kernel-flags check {arch}/{impl}" + (" (debug assertions)" if config == "kunit-debugassert" else "") \
+        + ": type-check, hit path unprobeable"
+    bdir = kbuild.build_dir(arch, impl, config)
     if not (bdir / common.ARCHES[arch].image).is_file():
         res.add(name, failed=1, note=f"no build in {bdir}")
         return
@@ -289,6 +291,18 @@ def cmd_test(args):
         for arch in arches:
             only[0].run_all(res, arch, [i for i in impls if not common.rust_unavailable_reason(arch, i)],
                             args.timeout)
+        return _summary(res)
+
+    if args.debug_assertions:
+        for arch in arches:
+            for impl in [i for i in impls if i != "c"]:
+                why = common.rust_unavailable_reason(arch, impl)
+                if why:
+                    res.add(f"kunit {arch}/{impl} (debug assertions)", skipped=1, note=why)
+                    continue
+                banner(f"KUnit on {arch}, {impl} implementation, with Rust debug assertions")
+                kunit(res, arch, impl, args.timeout, config="kunit-debugassert")
+                flags_check(res, arch, impl, config="kunit-debugassert")
         return _summary(res)
 
     if args.decoder:

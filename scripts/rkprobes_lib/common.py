@@ -38,7 +38,7 @@ RUST_ARCH_KCONFIG = "KPROBES_RUST_ARCH"
 # Build configurations: a fragment under tools/testing/rkprobes/configs/ each, or a variant below.
 # The debug checkers `rkprobes stress --debug` can build in, a fragment debug-<name>.config each.
 DEBUG_CONFIGS = ("lockdep", "kasan", "kmemleak", "ubsan", "list", "faults")
-CONFIG_NAMES = (("kunit", "run", "bench", "kunit-noftrace", "preempt") + tuple(f"kunit-{d}" for d in DEBUG_CONFIGS)
+CONFIG_NAMES = (("kunit", "run", "bench", "kunit-noftrace", "kunit-debugassert", "preempt") + tuple(f"kunit-{d}" for d in DEBUG_CONFIGS)
                 + tuple(f"preempt-{d}" for d in DEBUG_CONFIGS))
 # Variants of a configuration: name -> (the configuration whose fragments it starts from, the
 # fragments applied after them). kunit-noftrace: the KUnit kernel without the function tracer
@@ -46,6 +46,7 @@ CONFIG_NAMES = (("kunit", "run", "bench", "kunit-noftrace", "preempt") + tuple(f
 # (`rkprobes stress --debug`); preempt: the KUnit kernel with full preemption, preemptible RCU and
 # the hang detectors, preempt-<debug> that with one debug checker (`stress --config preempt`).
 CONFIG_VARIANTS = {"kunit-noftrace": ("kunit", ("noftrace.config",)),
+                   "kunit-debugassert": ("kunit", ("debugassert.config",)),
                    "preempt": ("kunit", ("preempt.config",)),
                    **{f"kunit-{d}": ("kunit", (f"debug-{d}.config",)) for d in DEBUG_CONFIGS},
                    **{f"preempt-{d}": ("kunit", ("preempt.config", f"debug-{d}.config")) for d in DEBUG_CONFIGS}}
