@@ -975,26 +975,45 @@ static struct ftrace_ops rkc_ipmodify_ops = {
 	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY,
 };
 
-static int rkc_ipmodify_hold(void *func)
+static unsigned long rkc_ipmodify_ip;
+
+/*
+ * The ftrace site of function @sym (ftrace_location() is not exported): the address a
+ * disabled kprobe on it resolves to, when kprobes puts it on the ftrace site.
+ */
+static unsigned long rkc_ftrace_site(const char *sym)
 {
-	unsigned long ip = ftrace_location((unsigned long)func);
+	struct kprobe kp = { .symbol_name = sym, .flags = KPROBE_FLAG_DISABLED };
+	unsigned long ip = 0;
+
+	if (register_kprobe(&kp))
+		return 0;
+	if (kp.flags & KPROBE_FLAG_FTRACE)
+		ip = (unsigned long)kp.addr;
+	unregister_kprobe(&kp);
+	return ip;
+}
+
+static int rkc_ipmodify_hold(const char *sym)
+{
 	int ret;
 
-	if (!ip)
+	rkc_ipmodify_ip = rkc_ftrace_site(sym);
+	if (!rkc_ipmodify_ip)
 		return -ENOENT;
-	ret = ftrace_set_filter_ip(&rkc_ipmodify_ops, ip, 0, 1);
+	ret = ftrace_set_filter_ip(&rkc_ipmodify_ops, rkc_ipmodify_ip, 0, 1);
 	if (ret)
 		return ret;
 	ret = register_ftrace_function(&rkc_ipmodify_ops);
 	if (ret)
-		ftrace_set_filter_ip(&rkc_ipmodify_ops, ip, 1, 1);
+		ftrace_set_filter_ip(&rkc_ipmodify_ops, rkc_ipmodify_ip, 1, 1);
 	return ret;
 }
 
-static void rkc_ipmodify_release(void *func)
+static void rkc_ipmodify_release(void)
 {
 	unregister_ftrace_function(&rkc_ipmodify_ops);
-	ftrace_set_filter_ip(&rkc_ipmodify_ops, ftrace_location((unsigned long)func), 1, 1);
+	ftrace_set_filter_ip(&rkc_ipmodify_ops, rkc_ipmodify_ip, 1, 1);
 }
 
 /*
@@ -1010,7 +1029,7 @@ static void rkc_batch_ftrace_ipmodify_busy(struct kunit *test)
 	struct kprobe *kps[RKC_FTB_N];
 	int i, held;
 
-	held = rkc_ipmodify_hold(rkc_ft_b2);
+	held = rkc_ipmodify_hold("rkc_ft_b2");
 	RKC_EXPECT_INT(test, "ipmodify_busy.hold", held, 0);
 	if (held)
 		return;
@@ -1027,7 +1046,7 @@ static void rkc_batch_ftrace_ipmodify_busy(struct kunit *test)
 	rkc_ft_b3(1);
 	RKC_EXPECT_INT(test, "ipmodify_busy.hits",
 		       k[0]->pre + k[1]->pre + k[2]->pre + k[3]->pre + k[4]->pre, 0);
-	rkc_ipmodify_release(rkc_ft_b2);
+	rkc_ipmodify_release();
 
 	rkc_ftb_fill(test, k, kps);
 	RKC_EXPECT_INT(test, "ipmodify_free.ret", rkc_reg_kps(test, kps, RKC_FTB_N), 0);
