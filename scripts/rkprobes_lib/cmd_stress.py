@@ -53,6 +53,38 @@ RACE_C_SKIP = ("upstream 6.12 C leaves the int3 of a probe found queued for unop
                "oopses (\"Oops: int3\") once that probe is removed while kprobes are globally disabled: iteration "
                "15 of 20 in the run of 2026-11-26 04:31 UTC, QEMU with one TCG thread; see the README, "
                "\"The kprobes/enabled race\"")
+# `--scenario ftrace-aggr` (issue 41): a mix of everyday kprobes users with its own /init and report,
+# beside the scenarios of stress_scenarios.py (which boot a module of their own).
+FTRACE_AGGR = "ftrace-aggr"
+FTRACE_AGGR_ABOUT = ("issue 41: p:/r: kprobe events on vfs_read, vfs_write, do_sys_openat2 and kernel_clone, "
+                     "upstream's samples kprobe_example.ko symbol=vfs_read and kretprobe_example.ko func=vfs_read "
+                     "loaded and unloaded, kprobes/enabled and the optimization sysctl toggled every 0.2 s, a "
+                     "read/fork load; 2 vCPUs, the KUnit kernel with the hung-task and soft-lockup detectors "
+                     "(docs/findings/ftrace-aggregate-disarm.md)")
+FTRACE_AGGR_INIT = STRESS_DIR / "ftrace-aggr-init.sh"
+FTRACE_AGGR_CONFIG = "kunit"
+FTRACE_AGGR_CPUS = 2
+FTRACE_AGGR_SAMPLES = ("samples/kprobes/kprobe_example.ko", "samples/kprobes/kretprobe_example.ko")
+# A hang panics (the stacks are printed first) instead of running into the boot's time limit; the
+# /init sets a hung-task timeout of rkh_hung_timeout seconds.
+FTRACE_AGGR_APPEND = "hung_task_panic=1 softlockup_panic=1 rkh_hung_timeout=20"
+# The checks ftrace-aggr-init.sh prints ("RKH check <name> ok|FAIL <detail>").
+FTRACE_AGGR_CHECKS = ("writes", "list", "ftrace", "enabled")
+FTRACE_AGGR_LOOPS = ("events", "modules", "toggles", "load")
+# Console lines that name a failure of the scenario, first one first: (label, regex).
+FTRACE_AGGR_FAILURES = [
+    ("disarm", re.compile(r"Failed to (?:dis)?arm kprobe-ftrace.*|Failed to (?:un)?register kprobe-ftrace.*")),
+    ("WARNING", re.compile(r"WARNING:.*")),
+    ("global disable", re.compile(r"Kprobes globally disabled, but failed.*")),
+    ("write", re.compile(r"RKH first-failure .*")),
+    ("hung task", re.compile(r"INFO: task .* blocked for more than .*")),
+    ("soft lockup", re.compile(r"watchdog: BUG: soft lockup.*")),
+    ("RCU stall", re.compile(r"rcu: INFO: .* detected stalls.*|rcu_.* self-detected stall.*")),
+    ("BUG", re.compile(r"BUG:.*")),
+    ("Oops", re.compile(r"Oops.*")),
+    ("panic", re.compile(r"Kernel panic.*")),
+    ("stuck loops", re.compile(r"RKH stuck loops .*")),
+]
 ARCH = "x86_64"
 # The arches the stress boots (`--arch`): the module and its /init are arch-neutral but for the
 # x86 die notifier; where kprobes has no optprobes the /init says so and the [OPTIMIZED] check
@@ -149,9 +181,10 @@ def add_args(p):
                    "preemption, boosting; kunit: SMP with preemption and DEBUG_KERNEL, the kernel the short stress "
                    "of `rkprobes test` boots; preempt: kunit with full preemption, preemptible RCU and the hang "
                    "detectors). With --debug: kunit or preempt, plus the checker")
-    p.add_argument("--scenario", choices=sorted(stress_scenarios.SCENARIOS), default=None,
+    p.add_argument("--scenario", choices=sorted([*stress_scenarios.SCENARIOS, FTRACE_AGGR]), default=None,
                    help="instead of the stress mix, one targeted scenario (tools/testing/rkprobes/stress/<dir>/): "
-                   + "; ".join(f"{n}: {s.about}" for n, s in sorted(stress_scenarios.SCENARIOS.items())))
+                   + "; ".join(f"{n}: {s.about}" for n, s in sorted(stress_scenarios.SCENARIOS.items()))
+                   + f"; {FTRACE_AGGR}: {FTRACE_AGGR_ABOUT}")
 
 
 def build_modules(arch, bdir):
@@ -550,6 +583,150 @@ def cmd_race(args, arch, impls):
     return 0
 
 
+class ScenarioRun:
+    """One boot of the ftrace-aggr scenario, parsed from its console."""
+
+    def __init__(self, impl, text, log, secs, boot_error):
+        self.impl, self.log, self.secs, self.boot_error = impl, log, secs, boot_error
+        self.lines = [TIMESTAMP.sub("", ln.rstrip("\r")) for ln in text.splitlines()]
+        self.failures = []      # (label, line), in console order
+        self.checks = {}
+        self.loops = {}         # name -> (iterations, errors)
+        self.values = {}
+        self.hung = []          # "INFO: task ..." lines
+        self.done = False
+        for ln in self.lines:
+            for label, rx in FTRACE_AGGR_FAILURES:
+                m = rx.search(ln)
+                if m:
+                    self.failures.append((label, m.group(0).strip()))
+                    break
+            if "blocked for more than" in ln:
+                self.hung.append(ln.strip())
+            if ln.strip().endswith("RKH-DONE"):
+                self.done = True
+                continue
+            m = re.search(r"\bRKH (\S+) ?(.*)$", ln)
+            if not m:
+                continue
+            kind, rest = m.groups()
+            f = rest.split()
+            if kind == "check" and len(f) >= 2:
+                self.checks[f[0]] = (f[1] == "ok", " ".join(f[2:]))
+            elif kind == "loop" and len(f) == 3:
+                self.loops[f[0]] = (int(f[1]), int(f[2]))
+            else:
+                self.values.setdefault(kind, rest)
+
+    def first_failure(self):
+        """The first line of the console that names a failure, with its label, or None."""
+        return self.failures[0] if self.failures else None
+
+    def problems(self):
+        out = []
+        if self.boot_error:
+            out.append("the boot did not finish: " + self.boot_error.splitlines()[0])
+        first = self.first_failure()
+        if first:
+            out.append(f"first failure ({first[0]}): {first[1]}")
+        if not self.done:
+            out.append("no RKH-DONE marker")
+        if "stuck" in self.values:
+            out.append(f"stuck loops {self.values['stuck']}")
+        for name in FTRACE_AGGR_CHECKS:
+            ok, detail = self.checks.get(name, (None, "not reported"))
+            if not ok and self.done and "stuck" not in self.values:
+                out.append(f"check {name} {'FAILED' if ok is False else 'not reported'}: {detail}")
+        for name in FTRACE_AGGR_LOOPS:
+            n, err = self.loops.get(name, (0, 0))
+            if self.done and "stuck" not in self.values and not n:
+                out.append(f"the /init loop '{name}' did nothing")
+        return out
+
+
+def ftrace_aggr_one(impl, arch, duration, timeout):
+    """Build (the KUnit kernel), boot and parse one run of the ftrace-aggr scenario."""
+    with common.build_lock():
+        bdir = kbuild.build(arch, impl, FTRACE_AGGR_CONFIG)
+        kos = [bdir / m for m in FTRACE_AGGR_SAMPLES]
+        missing = [m for m, ko in zip(FTRACE_AGGR_SAMPLES, kos) if not ko.is_file()]
+        if missing:
+            raise Failure(f"the {FTRACE_AGGR_CONFIG} kernel has no {', '.join(missing)}: its fragments must set "
+                          "CONFIG_SAMPLE_KPROBES=m and CONFIG_SAMPLE_KRETPROBES=m (configs/kunit-x86_64.config)")
+        initrd = initramfs.pack(bdir, "ftrace-aggr-initramfs", FTRACE_AGGR_INIT, kos, arch=arch)
+        log = bdir / "ftrace-aggr-console.log"
+        start = time.monotonic()
+        boot_error = None
+        try:
+            text = qemu.boot(arch, bdir, f"{APPEND} {SHORT_APPEND} {FTRACE_AGGR_APPEND} rkh_duration={duration}",
+                             log, lambda t: "RKH-DONE" in t, timeout, initrd=initrd,
+                             extra=["-smp", str(FTRACE_AGGR_CPUS)] + TCG_MODES["single"],
+                             label=f"stress ftrace-aggr {arch}/{impl}")
+        except Failure as e:
+            boot_error = str(e)
+            text = log.read_text(errors="replace") if log.is_file() else ""
+        secs = time.monotonic() - start
+    return ScenarioRun(impl, text, log, secs, boot_error)
+
+
+def report_ftrace_aggr(run, duration):
+    banner(f"stress ftrace-aggr x86_64/{run.impl}: {FTRACE_AGGR_CPUS} vCPUs, {duration} s")
+    print(f"  boot: {common.fmt_secs(run.secs)} (console: {run.log})")
+    print(f"  detectors: hung-task timeout {run.values.get('hung-task-timeout', '?')} s, soft-lockup threshold "
+          f"{run.values.get('softlockup-thresh', '?')} s (both panic)")
+    print("  loops (iterations, errors): " + (", ".join(f"{k} {n}/{e}" for k, (n, e) in run.loops.items())
+                                               or "none ended"))
+    first = run.first_failure()
+    print(f"  first failure: {f'{first[0]}: {first[1]}' if first else 'none'}")
+    for label, ln in run.failures[1:8]:
+        print(f"    then {label}: {ln}")
+    if len(run.failures) > 8:
+        print(f"    ... {len(run.failures) - 8} more")
+    if "first-failure" in run.values:
+        print(f"  first failed write: {run.values['first-failure']}")
+    for ln in run.hung[:4]:
+        print(f"  stuck task: {ln}")
+    if "stuck" in run.values:
+        print(f"  stuck loops {run.values['stuck']}")
+    print("  checks:")
+    for name in FTRACE_AGGR_CHECKS:
+        ok, detail = run.checks.get(name, (None, "not reported"))
+        print(f"    {'ok' if ok else '--' if ok is None else 'FAIL':4} {name}: {detail}")
+    problems = run.problems()
+    print(f"  result: {'PASS' if not problems else 'FAIL'}")
+    for p in problems:
+        print(f"    - {p}")
+    return problems
+
+
+def cmd_ftrace_aggr(args, arch, impls):
+    if args.duration < 1:
+        raise Failure(f"--duration {args.duration}: the stress needs at least 1 second")
+    timeout = args.timeout if args.timeout is not None else args.duration + BOOT_MARGIN
+    problems, summary = [], []
+    for impl in impls:
+        banner(f"stress ftrace-aggr: {arch}, building and booting the {impl} implementation")
+        try:
+            run = ftrace_aggr_one(impl, arch, args.duration, timeout)
+        except Failure as e:
+            common.error(f"{impl}: {e}")
+            problems.append(f"{impl}: could not be built: {str(e).splitlines()[0]}")
+            summary.append(f"  FAIL  stress ftrace-aggr {arch}/{impl}: could not be built")
+            continue
+        p = report_ftrace_aggr(run, args.duration)
+        problems += [f"{impl}: {x} (console: {run.log})" for x in p]
+        first = run.first_failure()
+        summary.append(f"  {'FAIL' if p else 'PASS':4}  stress ftrace-aggr {arch}/{impl}: "
+                       + (f"first failure {first[0]}: {first[1]}" if first else (p[0] if p else "clean"))
+                       + f"; boot {common.fmt_secs(run.secs)}, console {run.log}")
+    banner("stress ftrace-aggr summary")
+    print("\n".join(summary))
+    if problems:
+        raise Failure(f"stress ftrace-aggr failed ({len(problems)} problem(s)):\n  " + "\n  ".join(problems))
+    info(f"stress ftrace-aggr passed on {arch}: {', '.join(impls)}")
+    return 0
+
+
 def cmd_stress(args):
     arch = args.arch
     if arch not in STRESS_ARCHES:
@@ -558,6 +735,14 @@ def cmd_stress(args):
     impls = _check_impls(common.parse_impls(args.impl) if args.impl is not None
                          else [i for i in common.default_impls() if common.rust_unavailable_reason(arch, i) is None],
                          arch)
+    if args.scenario == FTRACE_AGGR:
+        if args.race or args.debug is not None or args.config is not None:
+            raise Failure(f"--scenario {FTRACE_AGGR} boots its own kernel (the KUnit one): no --race, --debug or "
+                          "--config with it")
+        if arch != "x86_64":
+            raise Failure(f"--scenario {FTRACE_AGGR} --arch {arch}: its kernel configuration (the KUnit kernel "
+                          "with the kprobes samples) is x86_64's only for now")
+        return cmd_ftrace_aggr(args, arch, impls)
     if args.scenario:
         if args.race:
             raise Failure("--scenario and --race: --race is a scenario of its own; give one of them")
