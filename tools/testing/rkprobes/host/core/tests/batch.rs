@@ -364,7 +364,7 @@ fn one_filter_update_per_ops() {
         s.take_warns(),
         [WarnSite::DisarmKprobeFtraceFilter {
             addr: 0x1680,
-            err: -22
+            err: -2
         }]
     );
 }

@@ -1370,13 +1370,21 @@ impl<const OPT: bool, const FTRACE: bool> KernelText for Sim<OPT, FTRACE> {
             }
         }
         if remove {
+            // 6.12's __ftrace_match_addr(): removing what the filter lacks is -ENOENT.
             let k = i
                 .ftrace_filters
                 .iter()
                 .position(|&x| x == (ops, addr))
-                .ok_or(Errno::EINVAL)?;
+                .ok_or(Errno::ENOENT)?;
             i.ftrace_filters.remove(k);
-        } else {
+            // An ops registered with an empty filter traces every function.
+            assert!(
+                !i.ftrace_registered[ops as usize]
+                    || i.ftrace_filters.iter().any(|&(o, _)| o == ops),
+                "{ops:?} left registered with an empty filter: ftrace calls it on every function"
+            );
+        } else if !i.ftrace_filters.contains(&(ops, addr)) {
+            // Adding what the filter holds already is a no-op.
             i.ftrace_filters.push((ops, addr));
         }
         Ok(())
