@@ -184,6 +184,28 @@ fn ftrace_ops_of<A: Arch>(a: &A, p: A::Probe) -> FtraceOps {
     }
 }
 
+/// The ops an armed ftrace probe is disarmed through: the one whose filter holds its address.
+///
+/// `add_new_kprobe()` gives an aggregate armed on `kprobe_ftrace_ops` a post_handler without
+/// moving it, so "has a post_handler now" is not where it is armed: upstream 6.12 disarms it
+/// through `kprobe_ipmodify_ops` (-ENOENT, `kprobes/enabled` fails, each count off by one, and
+/// the plain ops stays registered until its filter is empty, tracing every function; see
+/// docs/findings/ftrace-aggregate-disarm.md). Where neither filter holds the address (an
+/// addition a registration batch only recorded) or the platform cannot tell, the ops it was
+/// armed through by the rule of [`ftrace_ops_of`].
+fn armed_ftrace_ops<A: Arch>(a: &A, p: A::Probe) -> FtraceOps {
+    let (ops, other) = match ftrace_ops_of(a, p) {
+        FtraceOps::Plain => (FtraceOps::Plain, FtraceOps::Ipmodify),
+        FtraceOps::Ipmodify => (FtraceOps::Ipmodify, FtraceOps::Plain),
+    };
+    let addr = a.addr(p);
+    if !a.ftrace_filter_has(ops, addr) && a.ftrace_filter_has(other, addr) {
+        other
+    } else {
+        ops
+    }
+}
+
 /// `arm_kprobe_ftrace()`: add the filter, register the ops for their first user.
 pub fn arm_kprobe_ftrace<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -> Result {
     if !A::KPROBES_ON_FTRACE {
@@ -224,7 +246,7 @@ pub fn disarm_kprobe_ftrace<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -
         return Ok(());
     }
     let addr = a.addr(p);
-    let ops = ftrace_ops_of(a, p);
+    let ops = armed_ftrace_ops(a, p);
     if st.ftrace_deferred && a.ftrace_batch_cancel(st, ops, addr) {
         // Rolling a registration batch back: this addition was only recorded.
         if *ftrace_count(st, ops) == 1 {
@@ -244,8 +266,6 @@ pub fn disarm_kprobe_ftrace<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -
             return Err(e);
         }
     }
-    // As in C the count may go negative: a post_handler added to an aggregate already armed on
-    // the plain ops makes it disarm through the IPMODIFY ops (an upstream quirk kept as is).
     let cnt = ftrace_count(st, ops);
     *cnt = cnt.wrapping_sub(1);
     if st.ftrace_remove_deferred
