@@ -68,6 +68,13 @@ FTRACE_AGGR_SAMPLES = ("samples/kprobes/kprobe_example.ko", "samples/kprobes/kre
 # A hang panics (the stacks are printed first) instead of running into the boot's time limit; the
 # /init sets a hung-task timeout of rkh_hung_timeout seconds.
 FTRACE_AGGR_APPEND = "hung_task_panic=1 softlockup_panic=1 rkh_hung_timeout=20"
+# Seconds a boot may take on top of --duration: about 15 s of boot and checks, up to 60 s for the
+# loops to stop.
+FTRACE_AGGR_BOOT_MARGIN = 240
+# A guest whose console stays silent this long is hung (its toggle loop logs a line every 0.2 s):
+# the hang upstream 6.12 reaches keeps the CPUs busy patching ftrace sites, where neither the
+# hung-task nor the soft-lockup detector reports; QEMU is then stopped.
+FTRACE_AGGR_SILENCE = 60
 # The checks ftrace-aggr-init.sh prints ("RKH check <name> ok|FAIL <detail>").
 FTRACE_AGGR_CHECKS = ("writes", "list", "ftrace", "enabled")
 FTRACE_AGGR_LOOPS = ("events", "modules", "toggles", "load")
@@ -593,8 +600,11 @@ class ScenarioRun:
         self.checks = {}
         self.loops = {}         # name -> (iterations, errors)
         self.values = {}
+        self.silent = boot_error is None and "RKH-DONE" not in text  # stopped for a silent console
         self.hung = []          # "INFO: task ..." lines
         self.done = False
+        # The console's last line: where a guest that stopped printing stopped.
+        self.last = next((ln for ln in reversed(self.lines) if ln.strip()), "")
         for ln in self.lines:
             for label, rx in FTRACE_AGGR_FAILURES:
                 m = rx.search(ln)
@@ -630,7 +640,8 @@ class ScenarioRun:
         if first:
             out.append(f"first failure ({first[0]}): {first[1]}")
         if not self.done:
-            out.append("no RKH-DONE marker")
+            out.append("no RKH-DONE marker" + (f": the console was silent for {FTRACE_AGGR_SILENCE} s, the guest "
+                                               "hung" if self.silent else ""))
         if "stuck" in self.values:
             out.append(f"stuck loops {self.values['stuck']}")
         for name in FTRACE_AGGR_CHECKS:
@@ -642,6 +653,19 @@ class ScenarioRun:
             if self.done and "stuck" not in self.values and not n:
                 out.append(f"the /init loop '{name}' did nothing")
         return out
+
+
+def _done_or_silent():
+    """A `done` for qemu.boot: the guest printed RKH-DONE, or nothing for FTRACE_AGGR_SILENCE s."""
+    seen = {"len": -1, "since": time.monotonic()}
+
+    def done(text):
+        if "RKH-DONE" in text:
+            return True
+        if len(text) != seen["len"]:
+            seen["len"], seen["since"] = len(text), time.monotonic()
+        return time.monotonic() - seen["since"] > FTRACE_AGGR_SILENCE
+    return done
 
 
 def ftrace_aggr_one(impl, arch, duration, timeout):
@@ -659,7 +683,7 @@ def ftrace_aggr_one(impl, arch, duration, timeout):
         boot_error = None
         try:
             text = qemu.boot(arch, bdir, f"{APPEND} {SHORT_APPEND} {FTRACE_AGGR_APPEND} rkh_duration={duration}",
-                             log, lambda t: "RKH-DONE" in t, timeout, initrd=initrd,
+                             log, _done_or_silent(), timeout, initrd=initrd,
                              extra=["-smp", str(FTRACE_AGGR_CPUS)] + TCG_MODES["single"],
                              label=f"stress ftrace-aggr {arch}/{impl}")
         except Failure as e:
@@ -688,6 +712,12 @@ def report_ftrace_aggr(run, duration):
         print(f"  stuck task: {ln}")
     if "stuck" in run.values:
         print(f"  stuck loops {run.values['stuck']}")
+    if not run.done:
+        print(f"  the console's last line (a guest that stopped printing stopped there): {run.last.strip()[:160]}")
+    funcs = [ln.split("RKH enabled-functions ", 1)[1] for ln in run.lines if "RKH enabled-functions " in ln]
+    if funcs:
+        print(f"  enabled_functions (count: the probed functions' lines), as it changed: {len(funcs)} changes, "
+              f"largest count {max(int(f.split(':')[0]) for f in funcs)}; last: {funcs[-1][:160]}")
     print("  checks:")
     for name in FTRACE_AGGR_CHECKS:
         ok, detail = run.checks.get(name, (None, "not reported"))
@@ -702,7 +732,7 @@ def report_ftrace_aggr(run, duration):
 def cmd_ftrace_aggr(args, arch, impls):
     if args.duration < 1:
         raise Failure(f"--duration {args.duration}: the stress needs at least 1 second")
-    timeout = args.timeout if args.timeout is not None else args.duration + BOOT_MARGIN
+    timeout = args.timeout if args.timeout is not None else args.duration + FTRACE_AGGR_BOOT_MARGIN
     problems, summary = [], []
     for impl in impls:
         banner(f"stress ftrace-aggr: {arch}, building and booting the {impl} implementation")

@@ -13,17 +13,21 @@
 #   then rmmod of both;
 # - toggles: every 0.2 s kprobes/enabled 0 then 1 and the
 #   debug.kprobes-optimization sysctl 0 then 1, each write checked;
-# - load: reading files and forking.
+# - load: reading files and forking;
+# - monitor: the number of lines of ftrace's enabled_functions, and the
+#   lines of the four functions, whenever they change.
 # Then it stops the loops (a loop that does not stop within rkh_grace
 # seconds is reported, with the blocked tasks' stacks through sysrq-w),
 # switches everything back on, removes what is left and checks: every
 # kprobes/enabled write succeeded, kprobes/list is empty and no function
 # is left in ftrace's enabled_functions. The kernel's hung-task detector
 # (a short timeout set here; the host boots with hung_task_panic=1 and
-# softlockup_panic=1) reports a hang with stacks.
+# softlockup_panic=1) reports a hang with stacks; a guest that stops
+# printing altogether is stopped by the host after a minute of silence.
 #
 # Lines: "RKH <key> <value>" (RKH enabled-write-failed, RKH first-failure
-# ..., RKH loop <name> <count> <errors>, RKH check <name> ok|FAIL <detail>),
+# ..., RKH loop <name> <count> <errors>, RKH enabled-functions <n>: <lines>,
+# RKH check <name> ok|FAIL <detail>),
 # then RKH-DONE.
 
 /bin/busybox --install -s /bin
@@ -58,8 +62,9 @@ fi
 [ -e $OPT ] || say "RKH no-optprobes 1"
 echo 1 > /proc/sys/kernel/sysrq 2>/dev/null
 
-write() {	# write VALUE FILE LOOP: a checked write; the first failure is named
-	if ! echo "$1" 2>/tmp/err.$3 > "$2"; then
+write() {	# write VALUE FILE LOOP: a checked write (appending: a truncating
+	# open of kprobe_events removes every event); the first failure is named
+	if ! echo "$1" 2>/tmp/err.$3 >> "$2"; then
 		e=$(cat /tmp/err.$3)
 		say "RKH write-failed $3 $1 > $2: ${e#*: }"
 		if [ ! -e /tmp/first ]; then
@@ -126,7 +131,7 @@ load_loop() {
 	n=0
 	while [ ! -e /tmp/stop ]; do
 		cat /proc/version /proc/meminfo /init > /dev/null
-		ls /proc > /dev/null
+		ls /proc > /dev/null 2>&1
 		/bin/true
 		n=$((n + 1))
 	done
@@ -134,16 +139,31 @@ load_loop() {
 	touch /tmp/done.load
 }
 
+monitor_loop() {	# how many functions ftrace calls kprobes' ops on, when it changes
+	last=-1
+	while [ ! -e /tmp/stop ]; do
+		n=$(grep -c . $TR/enabled_functions)
+		if [ "$n" != "$last" ]; then
+			say "RKH enabled-functions $n: $(grep -E '^(vfs_read|vfs_write|do_sys_openat2|kernel_clone) ' \
+				$TR/enabled_functions | tr -s ' \t' ' ' | tr '\n' ';')"
+			last=$n
+		fi
+		sleep 1
+	done
+	touch /tmp/done.monitor
+}
+
 say "RKH start duration=$DURATION cpus=$(grep -c ^processor /proc/cpuinfo) funcs=$FUNCS"
 events_loop &
 modules_loop &
 toggles_loop &
 load_loop &
+monitor_loop &
 sleep "$DURATION"
 touch /tmp/stop
 say "RKH stopping"
 running() {	# the number of loops that have not ended
-	echo $((4 - $(ls /tmp | grep -c '^done\.')))
+	echo $((5 - $(ls /tmp | grep -c '^done\.')))
 }
 i=0
 while [ "$(running)" -gt 0 ] && [ $i -lt "$GRACE" ]; do
@@ -151,7 +171,7 @@ while [ "$(running)" -gt 0 ] && [ $i -lt "$GRACE" ]; do
 	i=$((i + 1))
 done
 if [ "$(running)" -gt 0 ]; then
-	say "RKH stuck loops $(running) of 4 after $GRACE s:$(for l in events modules toggles load; do [ -e /tmp/done.$l ] || printf ' %s' $l; done); blocked tasks follow (sysrq-w)"
+	say "RKH stuck loops $(running) of 5 after $GRACE s:$(for l in events modules toggles load monitor; do [ -e /tmp/done.$l ] || printf ' %s' $l; done); blocked tasks follow (sysrq-w)"
 	echo w > /proc/sysrq-trigger
 	sleep 2
 	say "RKH-DONE"
