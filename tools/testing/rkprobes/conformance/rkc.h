@@ -172,6 +172,7 @@ int rkc_f_opt(int a);
 int rkc_f_enabled(int a);
 int rkc_f_enabled2(int a);
 int rkc_f_enabled_traced(int a);
+int rkc_f_aggr_traced(int a);
 int rkc_f_event(int a);
 int rkc_event_caller(int a);
 int rkc_f_batch1(int a);

@@ -97,6 +97,13 @@
  *	optimized probe B, a probe P under B's jump (B goes back to int3 and is
  *	blocked, P is optimized), P unregistered: B is optimized again once the
  *	optimizer frees P (6.12 left B an int3 for good).
+ * rkc_ftrace_aggr_gains_post_handler - issue 41: a probe without a
+ *	post_handler on an ftrace site (armed on kprobe_ftrace_ops), then one
+ *	with a post_handler joining it: kprobes/enabled 0 and 1 succeed (three
+ *	times), no handler runs while disarmed and all run after, and the two
+ *	unregister leaving nothing listed. Only on the Rust core: upstream 6.12
+ *	disarms the aggregate through kprobe_ipmodify_ops, where it never was
+ *	(-ENOENT and a WARN; docs/findings/ftrace-aggregate-disarm.md).
  * rkc_blacklist_inside_symbol - the blacklist fix posted in April 2026 (in
  *	both cores): this module's _kprobe_blacklist entry inside rkc_f_bl_inner
  *	adds no range (6.12 added one running into rkc_f_bl_next, which it then
@@ -1790,6 +1797,51 @@ static void rkc_enabled(struct kunit *test)
 	RKC_EXPECT_INT(test, "rearm.write_twice", rkc_write(test, RKC_KP_DIR "/enabled", "1"), 0);
 }
 
+/* The handler runs of a probe @p without and a probe @q with a post_handler. */
+static int rkc_pq_hits(struct rkc_kp *p, struct rkc_kp *q)
+{
+	return p->pre * 100 + q->pre * 10 + q->post;
+}
+
+static void rkc_ftrace_aggr_gains_post_handler(struct kunit *test)
+{
+	struct rkc_kp *p, *q;
+	void *addr;
+	int i;
+
+	if (!IS_ENABLED(CONFIG_KPROBES_ON_FTRACE))
+		kunit_skip(test, "CONFIG_KPROBES_ON_FTRACE is off: no kprobes on ftrace");
+	if (!IS_ENABLED(CONFIG_KPROBES_RUST))
+		kunit_skip(test, "upstream 6.12 C disarms an ftrace aggregate that gained a post_handler through kprobe_ipmodify_ops, where it never was armed: kprobes/enabled 0 fails (-ENOENT) after a WARN, the probe keeps firing and kprobe_ftrace_ops keeps a user too many (docs/findings/ftrace-aggregate-disarm.md): only run on the Rust core");
+	p = rkc_kp_new(test, "rkc_f_aggr_traced", NULL, 0, false);
+	RKC_EXPECT_INT(test, "plain.register", rkc_reg_kp(test, &p->kp), 0);
+	RKC_EXPECT_INT(test, "plain.ftrace", !!(p->kp.flags & KPROBE_FLAG_FTRACE), 1);
+	addr = p->kp.addr;
+	q = rkc_kp_new(test, "rkc_f_aggr_traced", NULL, 0, true);
+	RKC_EXPECT_INT(test, "post.register", rkc_reg_kp(test, &q->kp), 0);
+	rkc_f_aggr_traced(1);
+	RKC_EXPECT_INT(test, "armed.hits", rkc_pq_hits(p, q), 111);
+
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rkc_enabled_restore, test), 0);
+	for (i = 1; i <= 3; i++) {
+		RKC_EXPECT_INT(test, "disarm.write",
+			       rkc_write(test, RKC_KP_DIR "/enabled", "0"), 0);
+		rkc_f_aggr_traced(1);
+		RKC_EXPECT_INT(test, "disarmed.hits", rkc_pq_hits(p, q), 111 * i);
+		RKC_EXPECT_INT(test, "rearm.write",
+			       rkc_write(test, RKC_KP_DIR "/enabled", "1"), 0);
+		rkc_f_aggr_traced(1);
+		RKC_EXPECT_INT(test, "rearmed.hits", rkc_pq_hits(p, q), 111 * (i + 1));
+	}
+	rkc_unreg_kp(test, &q->kp);
+	rkc_f_aggr_traced(1);
+	RKC_EXPECT_INT(test, "post_gone.hits", rkc_pq_hits(p, q), 544);
+	rkc_unreg_kp(test, &p->kp);
+	rkc_f_aggr_traced(1);
+	RKC_EXPECT_INT(test, "unregistered.hits", p->pre, 5);
+	RKC_LIST(test, "unregistered.list", addr, "");
+}
+
 /* ------------------------------------------------------------------ */
 /* A module that goes away. */
 
@@ -2139,6 +2191,7 @@ static struct kunit_case rkc_cases[] = {
 	KUNIT_CASE(rkc_optprobe_blocked_retry),
 	KUNIT_CASE(rkc_blacklist_inside_symbol),
 	KUNIT_CASE(rkc_optimize_from_freeing),
+	KUNIT_CASE(rkc_ftrace_aggr_gains_post_handler),
 	KUNIT_CASE(rkc_offset_past_end),
 	/* Last: if a core crashes here, every other case has reported already. */
 	KUNIT_CASE(rkc_unregister_unregistered_kretprobe),

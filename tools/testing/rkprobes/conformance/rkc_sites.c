@@ -95,6 +95,12 @@ noinline int rkc_f_enabled_traced(int a)
 	return rkc_body(a);
 }
 
+/* An ftrace site for rkc_ftrace_aggr_gains_post_handler alone. */
+noinline int rkc_f_aggr_traced(int a)
+{
+	return rkc_body(a);
+}
+
 /* An ftrace site where kprobe_events can probe one at entry (RKC_ENTRY_TRACE). */
 noinline RKC_ENTRY_TRACE int rkc_f_event(int a)
 {
