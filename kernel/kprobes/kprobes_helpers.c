@@ -824,6 +824,9 @@ bool rkp_ftrace_filter_has(int ops, unsigned long addr)
 	struct ftrace_hash *hash;
 	bool ret;
 
+	/* Never given a filter: ftrace_ops_init() has not even set func_hash yet. */
+	if (!(o->flags & FTRACE_OPS_FL_INITIALIZED))
+		return false;
 	mutex_lock(&o->func_hash->regex_lock);
 	hash = rcu_dereference_protected(o->func_hash->filter_hash,
 					 lockdep_is_held(&o->func_hash->regex_lock));
