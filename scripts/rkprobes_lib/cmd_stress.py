@@ -611,7 +611,7 @@ class ScenarioRun:
                 if m:
                     self.failures.append((label, m.group(0).strip()))
                     break
-            if "blocked for more than" in ln:
+            if "blocked for more than" in ln or "RKH blocked " in ln:
                 self.hung.append(ln.strip())
             if ln.strip().endswith("RKH-DONE"):
                 self.done = True
@@ -643,7 +643,7 @@ class ScenarioRun:
             out.append("no RKH-DONE marker" + (f": the console was silent for {FTRACE_AGGR_SILENCE} s, the guest "
                                                "hung" if self.silent else ""))
         if "stuck" in self.values:
-            out.append(f"stuck loops {self.values['stuck']}")
+            out.append(f"stuck {self.values['stuck']}")
         for name in FTRACE_AGGR_CHECKS:
             ok, detail = self.checks.get(name, (None, "not reported"))
             if not ok and self.done and "stuck" not in self.values:
@@ -708,10 +708,10 @@ def report_ftrace_aggr(run, duration):
         print(f"    ... {len(run.failures) - 8} more")
     if "first-failure" in run.values:
         print(f"  first failed write: {run.values['first-failure']}")
-    for ln in run.hung[:4]:
-        print(f"  stuck task: {ln}")
+    for ln in run.hung[:6]:
+        print(f"  stuck task: {ln[:200]}")
     if "stuck" in run.values:
-        print(f"  stuck loops {run.values['stuck']}")
+        print(f"  stuck {run.values['stuck']}")
     if not run.done:
         print(f"  the console's last line (a guest that stopped printing stopped there): {run.last.strip()[:160]}")
     funcs = [ln.split("RKH enabled-functions ", 1)[1] for ln in run.lines if "RKH enabled-functions " in ln]

@@ -17,7 +17,7 @@
 # - monitor: the number of lines of ftrace's enabled_functions, and the
 #   lines of the four functions, whenever they change.
 # Then it stops the loops (a loop that does not stop within rkh_grace
-# seconds is reported, with the blocked tasks' stacks through sysrq-w),
+# seconds is reported, with the tasks in D state, their wchan and stack),
 # switches everything back on, removes what is left and checks: every
 # kprobes/enabled write succeeded, kprobes/list is empty and no function
 # is left in ftrace's enabled_functions. The kernel's hung-task detector
@@ -171,8 +171,14 @@ while [ "$(running)" -gt 0 ] && [ $i -lt "$GRACE" ]; do
 	i=$((i + 1))
 done
 if [ "$(running)" -gt 0 ]; then
-	say "RKH stuck loops $(running) of 5 after $GRACE s:$(for l in events modules toggles load monitor; do [ -e /tmp/done.$l ] || printf ' %s' $l; done); blocked tasks follow (sysrq-w)"
-	echo w > /proc/sysrq-trigger
+	say "RKH stuck loops $(running) of 5 after $GRACE s:$(for l in events modules toggles load monitor; do [ -e /tmp/done.$l ] || printf ' %s' $l; done); blocked tasks follow"
+	echo w > /proc/sysrq-trigger 2>/dev/null
+	for d in /proc/[0-9]*; do	# the tasks in D state, where they wait
+		st=$(sed 's/^.*) //' $d/stat 2>/dev/null | cut -d' ' -f1)
+		[ "$st" = D ] || continue
+		say "RKH blocked ${d#/proc/} $(cat $d/comm 2>/dev/null) wchan $(cat $d/wchan 2>/dev/null):" \
+			"$(cat $d/stack 2>/dev/null | cut -d' ' -f2 | head -8 | tr '\n' ' ')"
+	done
 	sleep 2
 	say "RKH-DONE"
 	reboot -f
