@@ -199,11 +199,12 @@ impl<S: ProbeStore> UnregBatch<S> {
         self.disarms.as_ref().map_or(0, DisarmList::len)
     }
 
-    /// With the text locks held by the caller: records breakpoint removals from now on, room
-    /// for `room` between two writes. False without memory (they are then written one by one).
+    /// With the text locks held by the caller ([`UnregBatch::hold_text_locks`]): records
+    /// breakpoint removals from now on, room for `room` between two writes. False without
+    /// memory (they are then written one by one).
     pub fn begin_disarms(&mut self, s: &S, room: usize) -> bool {
+        debug_assert!(self.text_locks_held, "records without the text locks");
         // INVARIANT: the records start while the caller holds the text locks.
-        self.text_locks_held = true;
         self.disarms = DisarmList::new(s, room);
         self.disarms.is_some()
     }
@@ -216,10 +217,9 @@ impl<S: ProbeStore> UnregBatch<S> {
         self.text_locks_held = false;
     }
 
-    /// With the text locks held but nothing recorded (an arch that writes each breakpoint):
-    /// disarming takes the locks no more.
-    pub fn hold_text_locks(&mut self, held: bool) {
-        self.text_locks_held = held;
+    /// The caller holds the text locks around the whole batch: disarming takes them no more.
+    pub fn hold_text_locks(&mut self) {
+        self.text_locks_held = true;
     }
 
     /// Records the removal of the breakpoint of hash entry `p`; false when nothing is recorded

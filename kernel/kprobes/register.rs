@@ -996,8 +996,9 @@ fn unregister_tops_locked<A: Arch, E: Copy>(
             // for the entry itself given again: then the deferred work is done first
             // (`unregister_kprobe_top`). Nothing can arm or optimize before the mutex is
             // dropped.
-            if !(A::BATCHES_DISARM && batch.begin_disarms(a, DISARM_BATCH_WRITE)) {
-                batch.hold_text_locks(true);
+            batch.hold_text_locks();
+            if A::BATCHES_DISARM {
+                batch.begin_disarms(a, DISARM_BATCH_WRITE);
             }
             tops(st, &mut batch, &mut queue);
             flush_disarms(a, &mut batch);
