@@ -809,9 +809,11 @@ int rkp_ftrace_set_filter_ip(int ops, unsigned long addr, bool remove)
  * Rust only: the filter additions of a register_kprobes() batch, or the removals of an
  * unregister_kprobes() batch, in one update.
  */
-int rkp_ftrace_set_filter_ips(int ops, unsigned long *addrs, unsigned int cnt, bool remove)
+int rkp_ftrace_set_filter_ips(int ops, const unsigned long *addrs, unsigned int cnt,
+			      bool remove)
 {
-	return ftrace_set_filter_ips(rkp_ftrace_ops(ops), addrs, cnt, remove, 0);
+	/* ftrace only reads @addrs (__ftrace_match_addr()); its prototype lacks the const. */
+	return ftrace_set_filter_ips(rkp_ftrace_ops(ops), (unsigned long *)addrs, cnt, remove, 0);
 }
 
 /*

@@ -111,7 +111,8 @@ void rkp_kprobe_optimizer(void);
 #ifdef CONFIG_KPROBES_ON_FTRACE
 bool rkp_kprobe_ftrace_disabled(void);
 int rkp_ftrace_set_filter_ip(int ops, unsigned long addr, bool remove);
-int rkp_ftrace_set_filter_ips(int ops, unsigned long *addrs, unsigned int cnt, bool remove);
+int rkp_ftrace_set_filter_ips(int ops, const unsigned long *addrs, unsigned int cnt,
+			      bool remove);
 bool rkp_ftrace_filter_has(int ops, unsigned long addr);
 int rkp_register_ftrace_function(int ops);
 int rkp_unregister_ftrace_function(int ops);

@@ -15,7 +15,7 @@
 use core::ops::ControlFlow;
 
 use super::arch::Arch;
-use super::batch::UnregBatch;
+use super::batch::Batch;
 use super::blacklist::{
     add_module_kprobe_blacklist, remove_module_kprobe_blacklist, within_kprobe_blacklist,
     BlacklistStore, ModuleAreas,
@@ -206,20 +206,23 @@ fn armed_ftrace_ops<A: Arch>(a: &A, p: A::Probe) -> FtraceOps {
     }
 }
 
-/// `arm_kprobe_ftrace()`: add the filter, register the ops for their first user.
-pub fn arm_kprobe_ftrace<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -> Result {
+/// `arm_kprobe_ftrace()`: add the filter, register the ops for their first user; in a
+/// registration `batch`, recorded for its end.
+fn arm_kprobe_ftrace<A: Arch>(
+    a: &A,
+    st: &mut KprobeState,
+    batch: &mut Batch<A>,
+    p: A::Probe,
+) -> Result {
     if !A::KPROBES_ON_FTRACE {
         return Err(Errno::ENODEV);
     }
     a.assert_kprobe_mutex_held();
     let addr = a.addr(p);
     let ops = ftrace_ops_of(a, p);
-    if st.ftrace_deferred {
-        // A registration batch: added to the filter, and the ops registered, at its end.
-        a.ftrace_batch_add(st, ops, addr);
-        if *ftrace_count(st, ops) == 0 {
-            st.ftrace_register_deferred[ops as usize] = true;
-        }
+    let first_user = *ftrace_count(st, ops) == 0;
+    if batch.record_arming(ops, addr, first_user) {
+        // Added to the filter, and the ops registered, at the end of the batch.
         let cnt = ftrace_count(st, ops);
         *cnt = cnt.wrapping_add(1);
         return Ok(());
@@ -236,8 +239,15 @@ pub fn arm_kprobe_ftrace<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -> R
     Ok(())
 }
 
-/// `disarm_kprobe_ftrace()`: the reverse; a no-op once ftrace is dead.
-pub fn disarm_kprobe_ftrace<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -> Result {
+/// `disarm_kprobe_ftrace()`: the reverse; a no-op once ftrace is dead. A registration `batch`
+/// rolling back forgets what it only recorded; an unregistration `batch` records the removal
+/// from the filter for its end.
+fn disarm_kprobe_ftrace<A: Arch>(
+    a: &A,
+    st: &mut KprobeState,
+    batch: &mut Batch<A>,
+    p: A::Probe,
+) -> Result {
     if !A::KPROBES_ON_FTRACE {
         return Err(Errno::ENODEV);
     }
@@ -247,20 +257,18 @@ pub fn disarm_kprobe_ftrace<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -
     }
     let addr = a.addr(p);
     let ops = armed_ftrace_ops(a, p);
-    if st.ftrace_deferred && a.ftrace_batch_cancel(st, ops, addr) {
+    let last_user = *ftrace_count(st, ops) == 1;
+    if batch.cancel_arming(ops, addr, last_user) {
         // Rolling a registration batch back: this addition was only recorded.
-        if *ftrace_count(st, ops) == 1 {
-            st.ftrace_register_deferred[ops as usize] = false;
-        }
         let cnt = ftrace_count(st, ops);
         *cnt = cnt.wrapping_sub(1);
         return Ok(());
     }
-    if *ftrace_count(st, ops) == 1 {
-        if st.ftrace_register_deferred[ops as usize] {
+    if last_user {
+        if batch.register_deferred(ops) {
             // The ops' registration was recorded with the batch but its filter applied: only
             // the filter goes.
-            st.ftrace_register_deferred[ops as usize] = false;
+            batch.clear_register_deferred(ops);
         } else if let Err(e) = a.unregister_ftrace_function(ops) {
             a.warn(WarnSite::DisarmKprobeFtraceUnregister { err: e.to_neg() });
             return Err(e);
@@ -268,12 +276,8 @@ pub fn disarm_kprobe_ftrace<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -
     }
     let cnt = ftrace_count(st, ops);
     *cnt = cnt.wrapping_sub(1);
-    if st.ftrace_remove_deferred
-        && a.ftrace_filter_has(ops, addr)
-        && !a.ftrace_batch_recorded(st, ops, addr)
-    {
+    if a.ftrace_filter_has(ops, addr) && batch.record_ftrace_removal(ops, addr) {
         // An unregistration batch: removed with the others at the end of its top halves.
-        a.ftrace_batch_add(st, ops, addr);
         return Ok(());
     }
     let ret = a.ftrace_set_filter_ip(ops, addr, true);
@@ -298,7 +302,7 @@ fn arm_kprobe_locked<A: Arch>(a: &A, st: &KprobeState, p: A::Probe) {
 fn disarm_kprobe_locked<A: Arch>(
     a: &A,
     st: &mut KprobeState,
-    batch: &mut UnregBatch<A>,
+    batch: &mut Batch<A>,
     p: A::Probe,
     reopt: bool,
 ) {
@@ -326,8 +330,18 @@ fn disarm_kprobe_locked<A: Arch>(
 
 /// `arm_kprobe()`: through ftrace, or `__arm_kprobe` under `cpus_read_lock` + `text_mutex`.
 pub fn arm_kprobe<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -> Result {
+    arm_kprobe_in(a, st, &mut Batch::none(), p)
+}
+
+/// `arm_kprobe()` inside a registration batch, which records arming through ftrace.
+fn arm_kprobe_in<A: Arch>(
+    a: &A,
+    st: &mut KprobeState,
+    batch: &mut Batch<A>,
+    p: A::Probe,
+) -> Result {
     if flags_ftrace(a.flags(p)) {
-        return arm_kprobe_ftrace(a, st, p);
+        return arm_kprobe_ftrace(a, st, batch, p);
     }
     let st = &*st;
     a.text_locked(false, || arm_kprobe_locked(a, st, p));
@@ -336,7 +350,7 @@ pub fn arm_kprobe<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) -> Result {
 
 /// `disarm_kprobe()`: through ftrace, or `__disarm_kprobe` under the text locks.
 pub fn disarm_kprobe<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe, reopt: bool) -> Result {
-    disarm_kprobe_in(a, st, &mut UnregBatch::none(), p, reopt)
+    disarm_kprobe_in(a, st, &mut Batch::none(), p, reopt)
 }
 
 /// `disarm_kprobe()` inside an unregistration batch, which may hold the text locks already and
@@ -344,12 +358,12 @@ pub fn disarm_kprobe<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe, reopt: b
 fn disarm_kprobe_in<A: Arch>(
     a: &A,
     st: &mut KprobeState,
-    batch: &mut UnregBatch<A>,
+    batch: &mut Batch<A>,
     p: A::Probe,
     reopt: bool,
 ) -> Result {
     if flags_ftrace(a.flags(p)) {
-        return disarm_kprobe_ftrace(a, st, p);
+        return disarm_kprobe_ftrace(a, st, batch, p);
     }
     if batch.text_locks_held() {
         disarm_kprobe_locked(a, st, batch, p, reopt);
@@ -370,9 +384,10 @@ fn add_new_kprobe<A: Arch>(a: &A, ap: A::Probe, p: A::Probe) {
 }
 
 /// `register_aggr_kprobe()`: register `p` at an address that already has `orig_p`.
-pub fn register_aggr_kprobe<A: Arch>(
+fn register_aggr_kprobe<A: Arch>(
     a: &A,
     st: &mut KprobeState,
+    batch: &mut Batch<A>,
     orig_p: A::Probe,
     p: A::Probe,
 ) -> Result {
@@ -398,7 +413,7 @@ pub fn register_aggr_kprobe<A: Arch>(
     if flags_disabled(a.flags(ap)) && !flags_disabled(a.flags(p)) {
         clear_flag(a, ap, KPROBE_FLAG_DISABLED);
         if !st.all_disarmed {
-            if let Err(e) = arm_kprobe(a, st, ap) {
+            if let Err(e) = arm_kprobe_in(a, st, batch, ap) {
                 set_flag(a, ap, KPROBE_FLAG_DISABLED);
                 a.list_del_rcu(p);
                 a.synchronize_rcu();
@@ -419,14 +434,14 @@ pub fn register_kprobe<A: Platform>(a: &A, p: A::Probe) -> Result {
 fn register_kprobe_in<A: Platform>(
     a: &A,
     p: A::Probe,
-    mut held: Option<&mut KprobeState>,
+    mut held: Option<(&mut KprobeState, &mut Batch<A>)>,
 ) -> Result {
     let (addr, on_func_entry) = kprobe_addr(a, a.addr(p), a.symbol_name(p), a.offset(p) as usize)?;
     a.set_addr(p, addr);
     match held {
         // Registered already: the WARN is seen, so only if C gets this far.
-        Some(ref mut st) if get_valid_kprobe(a, p).is_some() => {
-            settle_ftrace_batch(a, st)?;
+        Some((_, ref mut batch)) if get_valid_kprobe(a, p).is_some() => {
+            settle_ftrace_batch(a, batch)?;
             return kprobe_rereg_locked(a, p, false);
         }
         Some(_) => {}
@@ -440,8 +455,11 @@ fn register_kprobe_in<A: Platform>(
     let probed_mod = check_kprobe_address_safe(a, p)?;
 
     let ret = match held {
-        Some(st) => register_kprobe_locked(a, st, p, addr, on_func_entry),
-        None => register_kprobe_locked(a, &mut a.kprobe_mutex(), p, addr, on_func_entry),
+        Some((st, batch)) => register_kprobe_locked(a, st, batch, p, addr, on_func_entry),
+        None => {
+            let mut st = a.kprobe_mutex();
+            register_kprobe_locked(a, &mut st, &mut Batch::none(), p, addr, on_func_entry)
+        }
     };
 
     if let Some(m) = probed_mod {
@@ -453,6 +471,7 @@ fn register_kprobe_in<A: Platform>(
 fn register_kprobe_locked<A: Arch>(
     a: &A,
     st: &mut KprobeState,
+    batch: &mut Batch<A>,
     p: A::Probe,
     addr: usize,
     on_func_entry: bool,
@@ -463,8 +482,8 @@ fn register_kprobe_locked<A: Arch>(
     if let Some(old_p) = get_kprobe(a, addr) {
         // Joining changes a probe the batch may not own (an aggregate made, a post_handler
         // marked).
-        settle_ftrace_batch(a, st)?;
-        return register_aggr_kprobe(a, st, old_p, p);
+        settle_ftrace_batch(a, batch)?;
+        return register_aggr_kprobe(a, st, batch, old_p, p);
     }
     a.text_locked(false, || prepare_kprobe(a, p))?;
 
@@ -472,7 +491,7 @@ fn register_kprobe_locked<A: Arch>(
     a.hlist_add_head_rcu(hash_ptr(addr), p);
 
     if !st.all_disarmed && !flags_disabled(a.flags(p)) {
-        if let Err(e) = arm_kprobe(a, st, p) {
+        if let Err(e) = arm_kprobe_in(a, st, batch, p) {
             a.hlist_del_rcu(p);
             a.synchronize_rcu();
             return Err(e);
@@ -528,10 +547,10 @@ fn register_kprobes_batched<A: Platform, P: Copy + Into<Option<A::Probe>>>(
     if !A::KPROBES_ON_FTRACE || kps.len() < 2 {
         return None;
     }
+    // The batch this call owns, dropped (its storage freed) when the call returns, after the
+    // mutex.
+    let mut batch = Batch::registering(a, kps.len())?;
     let mut st = a.kprobe_mutex();
-    if !a.ftrace_batch_begin(&mut st, kps.len()) {
-        return None;
-    }
     let probe = |i: usize| kps[i].into();
     for i in 0..kps.len() {
         if let Some(p) = probe(i) {
@@ -540,31 +559,30 @@ fn register_kprobes_batched<A: Platform, P: Copy + Into<Option<A::Probe>>>(
                 flags: a.flags(p),
                 nmissed: a.nmissed(p),
             };
-            a.ftrace_batch_save(&mut st, i, saved);
+            batch.save_entry(i, saved);
         }
     }
-    st.ftrace_deferred = true;
     // The entry that failed its own checks, or (`arming`) whose arming ftrace refused.
     let mut failed = None;
     let mut registered = kps.len();
     for i in 0..kps.len() {
-        st.ftrace_batch_entry = i;
+        batch.set_entry(i);
         let Some(p) = probe(i) else {
             failed = Some((i, Errno::EINVAL, false));
             registered = i;
             break;
         };
-        let mut ret = register_kprobe_in(a, p, Some(&mut st));
-        if ret.is_err() && core::mem::take(&mut st.ftrace_batch_failed) {
+        let mut ret = register_kprobe_in(a, p, Some((&mut st, &mut batch)));
+        if ret.is_err() && batch.take_failed() {
             // The records before a join could not be applied in one update.
-            if let Some((k, e)) = apply_ftrace_batch_one_by_one(a, &mut st) {
+            if let Some((k, e)) = apply_ftrace_batch_one_by_one(a, &mut batch) {
                 failed = Some((k, e, true));
                 registered = i;
                 break;
             }
             // All applied after all: this entry again, as the caller passed it.
-            restore_entry(a, &mut st, i, p);
-            ret = register_kprobe_in(a, p, Some(&mut st));
+            restore_entry(a, &batch, i, p);
+            ret = register_kprobe_in(a, p, Some((&mut st, &mut batch)));
         }
         if let Err(e) = ret {
             failed = Some((i, e, false));
@@ -572,14 +590,13 @@ fn register_kprobes_batched<A: Platform, P: Copy + Into<Option<A::Probe>>>(
             break;
         }
     }
-    if !matches!(failed, Some((_, _, true))) && flush_ftrace_batch(a, &mut st).is_err() {
-        if let Some((k, e)) = apply_ftrace_batch_one_by_one(a, &mut st) {
+    if !matches!(failed, Some((_, _, true))) && flush_ftrace_batch(a, &mut batch).is_err() {
+        if let Some((k, e)) = apply_ftrace_batch_one_by_one(a, &mut batch) {
             failed = Some((k, e, true));
         }
     }
     let Some((k, err, arming)) = failed else {
-        st.ftrace_deferred = false;
-        a.ftrace_batch_end(&mut st);
+        batch.end_registering();
         return Some(Ok(()));
     };
     // Roll back. With `arming`: first the entries after `k` and `k` itself (their records
@@ -590,22 +607,35 @@ fn register_kprobes_batched<A: Platform, P: Copy + Into<Option<A::Probe>>>(
     } else {
         None
     };
-    unregister_kprobes_top_all(a, &mut st, &kps[first_rollback..registered]);
-    unregister_kprobes_top_all(a, &mut st, &kps[..first_rollback.min(k)]);
-    st.ftrace_deferred = false;
+    unregister_tops_locked(
+        a,
+        &mut st,
+        &mut batch,
+        &kps[first_rollback..registered],
+        |p| p.into(),
+        |_| {},
+    );
+    unregister_tops_locked(
+        a,
+        &mut st,
+        &mut batch,
+        &kps[..first_rollback.min(k)],
+        |p| p.into(),
+        |_| {},
+    );
     // Left only by an upstream quirk (an aggregate armed on one ops, disarmed on the other):
     // C would have applied them, and keeps them after its failed removal, as here.
-    let rest = flush_ftrace_batch(a, &mut st);
-    st.ftrace_register_deferred = [false; 2];
-    if let Err(e) = rest {
+    if let Err(e) = flush_ftrace_batch(a, &mut batch) {
         a.warn(WarnSite::FtraceBatchLeftover { err: e.to_neg() });
+        for ops in [FtraceOps::Plain, FtraceOps::Ipmodify] {
+            batch.forget_armings(ops);
+        }
     }
+    batch.end_registering();
     drop(st);
     a.synchronize_rcu();
     unregister_kprobes_bottom_all(a, &kps[..registered]);
-    // The storage stays this batch's while the mutex is dropped: a batch begins only when no
-    // other one holds it.
-    let mut st = a.kprobe_mutex();
+    let _st = a.kprobe_mutex();
     if arming {
         if let (Some(p), Some(f)) = (probe(k), k_flags) {
             a.set_flags(p, f);
@@ -614,17 +644,16 @@ fn register_kprobes_batched<A: Platform, P: Copy + Into<Option<A::Probe>>>(
             // A probe also given at or before `k` keeps what C left it (a failure path: the
             // quadratic scan is fine).
             if let Some(p) = probe(i).filter(|&p| !(0..=k).any(|j| probe(j) == Some(p))) {
-                restore_entry(a, &mut st, i, p);
+                restore_entry(a, &batch, i, p);
             }
         }
     }
-    a.ftrace_batch_end(&mut st);
     Some(Err(err))
 }
 
 /// Gives batch entry `i` (probe `p`) back the `addr`, `flags` and `nmissed` its caller passed.
-fn restore_entry<A: Arch>(a: &A, st: &mut KprobeState, i: usize, p: A::Probe) {
-    let saved = a.ftrace_batch_saved(st, i);
+fn restore_entry<A: Arch>(a: &A, batch: &Batch<A>, i: usize, p: A::Probe) {
+    let saved = batch.saved_entry(i);
     a.set_addr(p, saved.addr);
     a.set_flags(p, saved.flags);
     a.set_nmissed(p, saved.nmissed);
@@ -633,22 +662,21 @@ fn restore_entry<A: Arch>(a: &A, st: &mut KprobeState, i: usize, p: A::Probe) {
 /// Applies the batch's records one by one in entry order, as C arms: the first entry whose
 /// arming fails, and C's error (its record kept for the rollback to forget), or `None` when
 /// every one was applied.
-fn apply_ftrace_batch_one_by_one<A: Arch>(a: &A, st: &mut KprobeState) -> Option<(usize, Errno)> {
-    while let Some((ops, addr, entry)) = a.ftrace_batch_take_first(st) {
+fn apply_ftrace_batch_one_by_one<A: Arch>(a: &A, batch: &mut Batch<A>) -> Option<(usize, Errno)> {
+    while let Some((ops, addr, entry)) = batch.take_first_arming() {
         let ret = a.ftrace_set_filter_ip(ops, addr, false).and_then(|()| {
-            if !st.ftrace_register_deferred[ops as usize] {
+            if !batch.register_deferred(ops) {
                 return Ok(());
             }
             if let Err(e) = a.register_ftrace_function(ops) {
                 let _ = a.ftrace_set_filter_ip(ops, addr, true);
                 return Err(e);
             }
-            st.ftrace_register_deferred[ops as usize] = false;
+            batch.clear_register_deferred(ops);
             Ok(())
         });
         if let Err(e) = ret {
-            st.ftrace_batch_entry = entry;
-            a.ftrace_batch_add(st, ops, addr);
+            batch.put_back_arming(ops, addr, entry);
             return Some((entry, e));
         }
     }
@@ -658,22 +686,23 @@ fn apply_ftrace_batch_one_by_one<A: Arch>(a: &A, st: &mut KprobeState) -> Option
 /// In a registration batch, before a step C's caller could see (a probe changed that the
 /// batch may not own, a WARN): applies the records, so that the step happens only once every
 /// arming before it is known to succeed, as in C, where a failure ends the batch before it.
-/// On failure the batch redoes the records one by one (`ftrace_batch_failed`).
-fn settle_ftrace_batch<A: Arch>(a: &A, st: &mut KprobeState) -> Result {
-    if !st.ftrace_deferred {
+/// On failure the batch redoes the records one by one ([`Batch::take_failed`]).
+fn settle_ftrace_batch<A: Arch>(a: &A, batch: &mut Batch<A>) -> Result {
+    if !batch.defers_arming() {
         return Ok(());
     }
-    flush_ftrace_batch(a, st).inspect_err(|_| st.ftrace_batch_failed = true)
+    flush_ftrace_batch(a, batch).inspect_err(|_| batch.set_failed())
 }
 
 /// Applies the ftrace additions a registration batch recorded: per ops, one filter update,
 /// then the ops registered if its first user is in the batch. A failure leaves the records of
 /// that ops (and of the ops after it), and the filter without them, for the caller to apply
 /// one by one or the rollback to forget.
-fn flush_ftrace_batch<A: Arch>(a: &A, st: &mut KprobeState) -> Result {
+fn flush_ftrace_batch<A: Arch>(a: &A, batch: &mut Batch<A>) -> Result {
     for ops in [FtraceOps::Plain, FtraceOps::Ipmodify] {
-        if !st.ftrace_register_deferred[ops as usize] {
-            a.ftrace_batch_flush(st, ops)?;
+        if !batch.register_deferred(ops) {
+            batch.apply_armings(a, ops, false)?;
+            batch.forget_armings(ops);
             continue;
         }
         // The ops' first users are in the batch. 6.12's ftrace takes any address into the
@@ -681,9 +710,9 @@ fn flush_ftrace_batch<A: Arch>(a: &A, st: &mut KprobeState) -> Result {
         // when the ops is registered: a refusal there is an arming C fails, so the filter
         // gives the addresses back and the records stay, for the caller to find the entry C
         // fails at (`apply_ftrace_batch_one_by_one`).
-        a.ftrace_batch_apply(st, ops, false)?;
+        batch.apply_armings(a, ops, false)?;
         if let Err(e) = a.register_ftrace_function(ops) {
-            if let Err(undo) = a.ftrace_batch_apply(st, ops, true) {
+            if let Err(undo) = batch.apply_armings(a, ops, true) {
                 // Only memory fails a removal of what the filter holds: the addresses stay
                 // in the filter of the unregistered ops, which traces nothing, as after C's
                 // failed removal.
@@ -691,8 +720,8 @@ fn flush_ftrace_batch<A: Arch>(a: &A, st: &mut KprobeState) -> Result {
             }
             return Err(e);
         }
-        a.ftrace_batch_forget(st, ops);
-        st.ftrace_register_deferred[ops as usize] = false;
+        batch.forget_armings(ops);
+        batch.clear_register_deferred(ops);
     }
     Ok(())
 }
@@ -724,14 +753,14 @@ pub fn disable_kprobe_locked<A: Arch>(
 ) -> Result<A::Probe> {
     a.assert_kprobe_mutex_held();
     let orig_p = get_valid_kprobe(a, p).ok_or(Errno::EINVAL)?;
-    disable_found_locked(a, st, &mut UnregBatch::none(), p, orig_p)
+    disable_found_locked(a, st, &mut Batch::none(), p, orig_p)
 }
 
 /// The rest of [`disable_kprobe_locked`], `orig_p` being what `get_valid_kprobe(p)` found.
 fn disable_found_locked<A: Arch>(
     a: &A,
     st: &mut KprobeState,
-    batch: &mut UnregBatch<A>,
+    batch: &mut Batch<A>,
     p: A::Probe,
     orig_p: A::Probe,
 ) -> Result<A::Probe> {
@@ -758,7 +787,7 @@ fn disable_found_locked<A: Arch>(
 fn unregister_kprobe_top<A: Arch>(
     a: &A,
     st: &mut KprobeState,
-    batch: &mut UnregBatch<A>,
+    batch: &mut Batch<A>,
     p: A::Probe,
 ) -> Result {
     a.assert_kprobe_mutex_held();
@@ -807,7 +836,7 @@ fn unregister_kprobe_top<A: Arch>(
 
 /// `hlist_del_rcu(&ap->hlist)`; in a batch that records its breakpoint removals, after the
 /// breakpoint of `ap` is written, if it is recorded (`unregister_tops_locked`).
-fn unlink_kprobe<A: Arch>(a: &A, batch: &mut UnregBatch<A>, ap: A::Probe) {
+fn unlink_kprobe<A: Arch>(a: &A, batch: &mut Batch<A>, ap: A::Probe) {
     if batch.defer_unlink(a.addr(ap)) {
         return;
     }
@@ -815,7 +844,7 @@ fn unlink_kprobe<A: Arch>(a: &A, batch: &mut UnregBatch<A>, ap: A::Probe) {
 }
 
 /// `get_valid_kprobe(p)`, through the batch's entry index if there is one.
-fn valid_entry<A: Arch>(a: &A, batch: &UnregBatch<A>, p: A::Probe) -> Option<A::Probe> {
+fn valid_entry<A: Arch>(a: &A, batch: &Batch<A>, p: A::Probe) -> Option<A::Probe> {
     match batch.indexed(a, a.addr(p)) {
         Some(entry) => owner_among(a, p, entry),
         None => get_valid_kprobe(a, p),
@@ -824,7 +853,7 @@ fn valid_entry<A: Arch>(a: &A, batch: &UnregBatch<A>, p: A::Probe) -> Option<A::
 
 /// Indexes the hash entries for the top halves of an unregistration batch; true when the
 /// index is complete.
-fn build_entry_index<A: Arch>(a: &A, batch: &mut UnregBatch<A>) -> bool {
+fn build_entry_index<A: Arch>(a: &A, batch: &mut Batch<A>) -> bool {
     let mut entries = 0usize;
     for bucket in 0..KPROBE_TABLE_SIZE {
         let _ = a.for_each_in_bucket(bucket, |_| {
@@ -888,19 +917,19 @@ pub fn unregister_tops<A: Arch, E: Copy>(
     kp_of: impl Fn(E) -> Option<A::Probe>,
     after: impl FnMut(E),
 ) {
+    // The batch this call owns: dropped (its storage freed) when the call ends.
+    let mut batch = Batch::none();
     let batched = A::KPROBES_ON_FTRACE
         && entries.len() > 1
         && entries
             .iter()
             .filter_map(|&e| kp_of(e))
             .any(|p| flags_ftrace(a.flags(p)))
-        && a.ftrace_batch_begin(st, entries.len());
-    st.ftrace_remove_deferred = batched;
-    unregister_tops_locked(a, st, entries, kp_of, after);
+        && batch.begin_ftrace_removals(a, entries.len());
+    unregister_tops_locked(a, st, &mut batch, entries, kp_of, after);
     if batched {
-        st.ftrace_remove_deferred = false;
-        flush_ftrace_removals(a, st);
-        a.ftrace_batch_end(st);
+        flush_ftrace_removals(a, &mut batch);
+        batch.end_ftrace_removals();
     }
 }
 
@@ -908,12 +937,12 @@ pub fn unregister_tops<A: Arch, E: Copy>(
 /// was in its filter, so only memory can fail it: then they are removed one by one, with C's
 /// WARN for each that fails (C would also have kept that probe registered, with `addr` NULL;
 /// its handler is gone here, the filter entry stays, as after C's failed removal).
-fn flush_ftrace_removals<A: Arch>(a: &A, st: &mut KprobeState) {
+fn flush_ftrace_removals<A: Arch>(a: &A, batch: &mut Batch<A>) {
     for ops in [FtraceOps::Plain, FtraceOps::Ipmodify] {
-        if a.ftrace_batch_flush_remove(st, ops).is_ok() {
+        if batch.apply_ftrace_removals(a, ops).is_ok() {
             continue;
         }
-        while let Some((o, addr, _)) = a.ftrace_batch_take_first(st) {
+        while let Some((o, addr)) = batch.take_ftrace_removal() {
             if let Err(e) = a.ftrace_set_filter_ip(o, addr, true) {
                 a.warn(WarnSite::DisarmKprobeFtraceFilter {
                     addr,
@@ -924,25 +953,18 @@ fn flush_ftrace_removals<A: Arch>(a: &A, st: &mut KprobeState) {
     }
 }
 
-/// The top halves of `unregister_kprobes()`, with `kprobe_mutex` held (no ftrace batch).
-fn unregister_kprobes_top_all<A: Arch, P: Copy + Into<Option<A::Probe>>>(
-    a: &A,
-    st: &mut KprobeState,
-    kps: &[P],
-) {
-    unregister_tops_locked(a, st, kps, |p| p.into(), |_| {});
-}
-
 /// The loop of [`unregister_tops`], with `kprobe_mutex` held.
 ///
 /// `after(e)` releases what must not outlive the probe's reachability (a kretprobe's instance
 /// pool, freed after the next grace period): as in C it runs once the top half has taken the
 /// probe out of the text and the hash. Where the breakpoint writes and the unlinks of a batch
 /// are deferred, so is `after`: the entries waiting for it are `entries[pending..]`, run by
-/// [`AfterQueue::run`] right behind each write.
+/// [`AfterQueue::run`] right behind each write. `batch` is the caller's: an unregistration
+/// batch, or a registration batch rolling back.
 fn unregister_tops_locked<A: Arch, E: Copy>(
     a: &A,
     st: &mut KprobeState,
+    batch: &mut Batch<A>,
     entries: &[E],
     kp_of: impl Fn(E) -> Option<A::Probe>,
     after: impl FnMut(E),
@@ -953,29 +975,26 @@ fn unregister_tops_locked<A: Arch, E: Copy>(
         after,
         pending: 0,
     };
-    // The batch this call owns: dropped (its storage freed) when the call ends.
-    let mut batch = UnregBatch::none();
-    let tops =
-        |st: &mut KprobeState, batch: &mut UnregBatch<A>, queue: &mut AfterQueue<'_, E, _, _>| {
-            for (i, &e) in entries.iter().enumerate() {
-                let Some(p) = kp_of(e) else { continue };
-                if unregister_kprobe_top(a, st, batch, p).is_err() {
-                    a.set_addr(p, 0);
-                }
-                if !batch.defers_disarms() {
-                    queue.run(i + 1);
-                    continue;
-                }
-                // Deferred unlinks lengthen the hash chains every lookup walks: a few at a time.
-                if batch.recorded() >= DISARM_BATCH_WRITE {
-                    flush_disarms(a, batch);
-                    queue.run(i + 1);
-                }
+    let tops = |st: &mut KprobeState, batch: &mut Batch<A>, queue: &mut AfterQueue<'_, E, _, _>| {
+        for (i, &e) in entries.iter().enumerate() {
+            let Some(p) = kp_of(e) else { continue };
+            if unregister_kprobe_top(a, st, batch, p).is_err() {
+                a.set_addr(p, 0);
             }
-        };
+            if !batch.defers_disarms() {
+                queue.run(i + 1);
+                continue;
+            }
+            // Deferred unlinks lengthen the hash chains every lookup walks: a few at a time.
+            if batch.recorded() >= DISARM_BATCH_WRITE {
+                flush_disarms(a, batch);
+                queue.run(i + 1);
+            }
+        }
+    };
     // Rust only: a large batch looks its hash entries up in an index of them.
     if entries.len() >= a.entry_index_min_batch() {
-        build_entry_index(a, &mut batch);
+        build_entry_index(a, batch);
     }
     // A batch of int3 probes is disarmed under one hold of the text locks rather than one per
     // probe (C's order kept: kprobe_mutex, cpus_read_lock, text_mutex). Not with an ftrace
@@ -1000,14 +1019,15 @@ fn unregister_tops_locked<A: Arch, E: Copy>(
             if A::BATCHES_DISARM {
                 batch.begin_disarms(a, DISARM_BATCH_WRITE);
             }
-            tops(st, &mut batch, &mut queue);
-            flush_disarms(a, &mut batch);
+            tops(st, batch, &mut queue);
+            flush_disarms(a, batch);
             queue.run(entries.len());
             batch.end_disarms();
         });
     } else {
-        tops(st, &mut batch, &mut queue);
+        tops(st, batch, &mut queue);
     }
+    batch.end_index();
 }
 
 /// The entries of an unregistration batch whose `after` has not run yet: `entries[pending..]`.
@@ -1045,7 +1065,7 @@ const DISARM_BATCH_WRITE: usize = KPROBE_TABLE_SIZE;
 
 /// Writes the breakpoint removals a batch recorded, then unlinks the hash entries whose
 /// removal was waiting for that (`unregister_tops_locked`).
-fn flush_disarms<A: Arch>(a: &A, batch: &mut UnregBatch<A>) {
+fn flush_disarms<A: Arch>(a: &A, batch: &mut Batch<A>) {
     batch.flush(a, |probes| a.disarm_kprobes(probes));
 }
 
@@ -1096,7 +1116,7 @@ pub fn enable_kprobe<A: Arch>(a: &A, kp: A::Probe) -> Result {
 pub fn kill_kprobe<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) {
     a.assert_kprobe_mutex_held();
     if flags_ftrace(a.flags(p)) && !flags_disabled(a.flags(p)) && !st.all_disarmed {
-        let _ = disarm_kprobe_ftrace(a, st, p);
+        let _ = disarm_kprobe_ftrace(a, st, &mut Batch::none(), p);
     }
     set_flag(a, p, KPROBE_FLAG_GONE);
     if a.is_aggr(p) {

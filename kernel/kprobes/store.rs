@@ -93,25 +93,6 @@ pub struct KprobeState {
     pub ftrace_enabled: i32,
     /// `kprobe_ipmodify_enabled`: users of `kprobe_ipmodify_ops`.
     pub ipmodify_enabled: i32,
-    /// A registration batch holds the mutex across its probes and records their arming
-    /// through ftrace instead of doing it, to add them to each ops' filter at once at its end
-    /// (`register_kprobes()`, Rust only: C arms probe by probe). The counts above include the
-    /// recorded probes.
-    pub ftrace_deferred: bool,
-    /// `register_ftrace_function()` of each ops (indexed by [`FtraceOps`] as `usize`) recorded
-    /// with them: its first user is a recorded probe.
-    ///
-    /// [`FtraceOps`]: super::text::FtraceOps
-    pub ftrace_register_deferred: [bool; 2],
-    /// ftrace failed to apply the batch's records when an entry was about to join a probe
-    /// already at its address: the batch is redone probe by probe.
-    pub ftrace_batch_failed: bool,
-    /// The index of the entry the batch is registering, given with each record.
-    pub ftrace_batch_entry: usize,
-    /// An unregistration batch records the removals from the ftrace filters that cannot fail
-    /// (the address is in that ops' filter, not yet recorded) and applies them at once at the
-    /// end of its top halves (`unregister_kprobes()`, Rust only).
-    pub ftrace_remove_deferred: bool,
 }
 
 impl KprobeState {
@@ -122,11 +103,6 @@ impl KprobeState {
             allow_optimization: false,
             ftrace_enabled: 0,
             ipmodify_enabled: 0,
-            ftrace_deferred: false,
-            ftrace_register_deferred: [false; 2],
-            ftrace_batch_failed: false,
-            ftrace_batch_entry: 0,
-            ftrace_remove_deferred: false,
         }
     }
 }
@@ -193,8 +169,8 @@ pub trait ProbeStore {
         f()
     }
 
-    /// A slice of `T` the platform allocated for one call (the storage of an unregistration
-    /// batch, `batch.rs`): freed when dropped.
+    /// A slice of `T` the platform allocated for one call (the storage of a batch,
+    /// `batch.rs`): freed when dropped. Process context, with or without `kprobe_mutex`.
     type Buf<T>: DerefMut<Target = [T]>;
     /// `n` elements of `fill` (Rust only), or `None`: no memory, or the platform does not
     /// batch (the caller then works probe by probe, as C does).

@@ -7,8 +7,6 @@
 //! kernel glue implements them with the C functions named in each doc line, the host tests with a
 //! simulated symbol table and text layout.
 
-use super::store::KprobeState;
-
 /// `KSYM_NAME_LEN`: longest symbol name plus NUL.
 pub const KSYM_NAME_LEN: usize = 512;
 
@@ -110,71 +108,31 @@ pub trait KernelText {
     /// `kprobe_ftrace_disabled`: ftrace died and disarming through it is a no-op.
     fn kprobe_ftrace_disabled(&self) -> bool;
 
-    /// Storage for a registration batch of `n` probes (Rust only): room to record `n` filter
-    /// additions per ops, and to save each entry's `addr` and `flags`. False when it cannot be
-    /// had (no memory, another batch holds it until its `ftrace_batch_end`, or the platform
-    /// does not batch): the batch then registers probe by probe, as C does. `st` is the
-    /// mutex-held state (the storage is only touched under it).
-    fn ftrace_batch_begin(&self, _st: &mut KprobeState, _n: usize) -> bool {
-        false
-    }
-    /// Frees the batch's storage; nothing is recorded any more.
-    fn ftrace_batch_end(&self, _st: &mut KprobeState) {}
-    /// Saves entry `i`'s fields before the batch touches it.
-    fn ftrace_batch_save(&self, _st: &mut KprobeState, _i: usize, _saved: ProbeFields) {}
-    /// The fields saved for entry `i`.
-    fn ftrace_batch_saved(&self, _st: &mut KprobeState, _i: usize) -> ProbeFields {
-        ProbeFields::default()
-    }
-    /// Records the addition of `addr` to the filter of `ops` by entry `st.ftrace_batch_entry`
-    /// (room is guaranteed: each entry arms at most once).
-    fn ftrace_batch_add(&self, _st: &mut KprobeState, _ops: FtraceOps, _addr: usize) {}
-    /// Takes the record of the lowest entry: `(ops, addr, entry)`.
-    fn ftrace_batch_take_first(&self, _st: &mut KprobeState) -> Option<(FtraceOps, usize, usize)> {
-        None
-    }
-    /// Forgets a recorded addition of `addr` to `ops`' filter; false if there is none.
-    fn ftrace_batch_cancel(&self, _st: &mut KprobeState, _ops: FtraceOps, _addr: usize) -> bool {
-        false
+    /// `ftrace_set_filter_ips(ops, addrs, addrs.len(), remove, 0)` (Rust only: the batches of
+    /// `batch.rs`): one filter update with every address, all or nothing (ftrace builds the
+    /// new filter aside). Removing an address the filter lacks is -ENOENT, as
+    /// `ftrace_set_filter_ip()`. Default: one address at a time, undone on failure.
+    fn ftrace_set_filter_ips(
+        &self,
+        ops: FtraceOps,
+        addrs: &[usize],
+        remove: bool,
+    ) -> super::errno::Result {
+        for (i, &addr) in addrs.iter().enumerate() {
+            if let Err(e) = self.ftrace_set_filter_ip(ops, addr, remove) {
+                for &done in &addrs[..i] {
+                    let _ = self.ftrace_set_filter_ip(ops, done, !remove);
+                }
+                return Err(e);
+            }
+        }
+        Ok(())
     }
     /// Whether `addr` is in the filter of `ops` (ftrace's own hash, read under its lock), so
     /// that removing it cannot fail but for memory. False when the platform cannot tell.
     fn ftrace_filter_has(&self, _ops: FtraceOps, _addr: usize) -> bool {
         false
     }
-    /// Whether the removal of `addr` from `ops`' filter is recorded.
-    fn ftrace_batch_recorded(&self, _st: &mut KprobeState, _ops: FtraceOps, _addr: usize) -> bool {
-        false
-    }
-    /// `ftrace_set_filter_ips(ops, recorded, count, 1, 0)`: the recorded removals of `ops` in
-    /// one filter update, then forgotten. On failure the filter is unchanged and the removals
-    /// stay recorded.
-    fn ftrace_batch_flush_remove(
-        &self,
-        _st: &mut KprobeState,
-        _ops: FtraceOps,
-    ) -> super::errno::Result {
-        Ok(())
-    }
-    /// `ftrace_set_filter_ips(ops, recorded, count, 0, 0)`: the recorded additions of `ops` in
-    /// one filter update, then forgotten. On failure the filter is unchanged (ftrace builds the
-    /// new filter aside) and the additions stay recorded.
-    fn ftrace_batch_flush(&self, _st: &mut KprobeState, _ops: FtraceOps) -> super::errno::Result {
-        Ok(())
-    }
-    /// `ftrace_set_filter_ips(ops, recorded, count, remove, 0)`: the recorded additions of
-    /// `ops` added to its filter (or, `remove`, taken out of it again) in one filter update,
-    /// the records kept. On failure the filter is unchanged.
-    fn ftrace_batch_apply(
-        &self,
-        _st: &mut KprobeState,
-        _ops: FtraceOps,
-        _remove: bool,
-    ) -> super::errno::Result {
-        Ok(())
-    }
-    /// Forgets the recorded additions of `ops`.
-    fn ftrace_batch_forget(&self, _st: &mut KprobeState, _ops: FtraceOps) {}
 }
 
 /// The fields of a batch entry that a failed batch restores before registering its entries

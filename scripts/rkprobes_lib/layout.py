@@ -20,7 +20,7 @@ CORE = common.REPO / "kernel" / "kprobes"
 # it holds the probe handle that the batch storages use and forwards into them). Each entry is
 # the sorted set of files in one strongly connected component.
 KNOWN_CYCLES = [
-    ("glue::carch", "glue::exports", "glue::ftrace_batch", "glue::insn_slot", "glue::kretprobe",
+    ("glue::carch", "glue::exports", "glue::insn_slot", "glue::kretprobe",
      "glue::objpool", "glue::platform", "glue::rethook"),
 ]
 

@@ -33,7 +33,6 @@ pub mod exports;
 #[macro_use]
 pub(crate) mod hitcpu;
 #[cfg(CONFIG_KPROBES_ON_FTRACE)]
-mod ftrace_batch;
 mod helpers;
 pub mod init;
 pub mod insn_slot;
@@ -47,6 +46,5 @@ mod percpu;
 pub mod platform;
 #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
 pub mod rethook;
-mod state_cell;
 #[cfg(all(CONFIG_MODULES, CONFIG_KALLSYMS, not(CONFIG_HAVE_FUNCTION_DESCRIPTORS)))]
 pub mod symbatch;

@@ -25,7 +25,6 @@ use kernel::bindings;
 use kernel::sync::lock::{mutex::MutexBackend, Guard, Lock};
 
 #[cfg(CONFIG_KPROBES_ON_FTRACE)]
-use super::ftrace_batch;
 use super::helpers::*;
 use super::list;
 use crate::arch::Arch;
@@ -33,8 +32,6 @@ use crate::blacklist::BlacklistStore;
 use crate::errno::{from_c_ret, Result};
 use crate::report::{Message, Report, WarnSite};
 use crate::store::{KprobeState, OptQueue, ProbeStore, KPROBE_TABLE_SIZE};
-#[cfg(CONFIG_KPROBES_ON_FTRACE)]
-use crate::text::ProbeFields;
 use crate::text::{FtraceOps, KernelText, Ksym, KSYM_NAME_LEN};
 
 /// Handle to a `struct kprobe`.
@@ -1041,57 +1038,20 @@ impl KernelText for Kernel {
         unsafe { rkp_kprobe_ftrace_disabled() }
     }
     #[cfg(CONFIG_KPROBES_ON_FTRACE)]
-    fn ftrace_batch_begin(&self, st: &mut KprobeState, n: usize) -> bool {
-        ftrace_batch::begin(st, n)
-    }
-    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
-    fn ftrace_batch_end(&self, st: &mut KprobeState) {
-        ftrace_batch::end(st)
-    }
-    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
-    fn ftrace_batch_save(&self, st: &mut KprobeState, i: usize, saved: ProbeFields) {
-        ftrace_batch::save(st, i, saved)
-    }
-    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
-    fn ftrace_batch_saved(&self, st: &mut KprobeState, i: usize) -> ProbeFields {
-        ftrace_batch::saved(st, i)
-    }
-    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
-    fn ftrace_batch_add(&self, st: &mut KprobeState, ops: FtraceOps, addr: usize) {
-        ftrace_batch::add(st, ops, addr)
+    fn ftrace_set_filter_ips(&self, ops: FtraceOps, addrs: &[usize], remove: bool) -> Result {
+        // A batch has at most as many addresses as its caller's array has entries, a C `int`.
+        let cnt = u32::try_from(addrs.len()).map_err(|_| crate::errno::Errno::EINVAL)?;
+        // SAFETY: `addrs` is `cnt` initialised addresses (`usize` is `unsigned long` in the
+        // kernel) that ftrace only reads during the call; one of the two static ftrace_ops;
+        // kprobe_mutex held by the core's caller, as C holds it around its filter updates.
+        from_c_ret(unsafe {
+            rkp_ftrace_set_filter_ips(ftrace_ops_id(ops), addrs.as_ptr().cast(), cnt, remove)
+        })
     }
     #[cfg(CONFIG_KPROBES_ON_FTRACE)]
     fn ftrace_filter_has(&self, ops: FtraceOps, addr: usize) -> bool {
         // SAFETY: one of the two static ftrace_ops; kprobe_mutex held by the core's caller.
         unsafe { rkp_ftrace_filter_has(ftrace_ops_id(ops), addr) }
-    }
-    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
-    fn ftrace_batch_recorded(&self, st: &mut KprobeState, ops: FtraceOps, addr: usize) -> bool {
-        ftrace_batch::recorded(st, ops, addr)
-    }
-    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
-    fn ftrace_batch_flush_remove(&self, st: &mut KprobeState, ops: FtraceOps) -> Result {
-        ftrace_batch::flush_remove(st, ops)
-    }
-    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
-    fn ftrace_batch_take_first(&self, st: &mut KprobeState) -> Option<(FtraceOps, usize, usize)> {
-        ftrace_batch::take_first(st)
-    }
-    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
-    fn ftrace_batch_cancel(&self, st: &mut KprobeState, ops: FtraceOps, addr: usize) -> bool {
-        ftrace_batch::cancel(st, ops, addr)
-    }
-    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
-    fn ftrace_batch_flush(&self, st: &mut KprobeState, ops: FtraceOps) -> Result {
-        ftrace_batch::flush(st, ops)
-    }
-    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
-    fn ftrace_batch_apply(&self, st: &mut KprobeState, ops: FtraceOps, remove: bool) -> Result {
-        ftrace_batch::apply(st, ops, remove)
-    }
-    #[cfg(CONFIG_KPROBES_ON_FTRACE)]
-    fn ftrace_batch_forget(&self, st: &mut KprobeState, ops: FtraceOps) {
-        ftrace_batch::forget(st, ops)
     }
     #[cfg(not(CONFIG_KPROBES_ON_FTRACE))]
     fn ftrace_set_filter_ip(&self, _ops: FtraceOps, _addr: usize, _remove: bool) -> Result {

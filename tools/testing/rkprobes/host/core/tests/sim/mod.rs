@@ -22,7 +22,7 @@ use rkprobes_core::errno::{Errno, Result};
 use rkprobes_core::report::{Message, Report, WarnSite};
 use rkprobes_core::store::{flags_disabled, KprobeState, OptQueue, ProbeStore, KPROBE_TABLE_SIZE};
 use rkprobes_core::table;
-use rkprobes_core::text::{FtraceOps, KernelText, Ksym, ProbeFields};
+use rkprobes_core::text::{FtraceOps, KernelText, Ksym};
 
 /// Breakpoint byte written by `arm_kprobe`.
 pub const INT3: u8 = 0xcc;
@@ -199,10 +199,8 @@ struct Inner {
     /// An address another IPMODIFY user owns: adding it to the IPMODIFY ops' filter fails
     /// with -EBUSY, every time (a livepatched function).
     ftrace_busy: Option<usize>,
-    /// The batch storage, when `batching` allows it: per-ops recorded additions and the saved
-    /// entries.
+    /// Whether `alloc_buf` gives batch storage.
     batching: bool,
-    batch: Option<Batch>,
     /// Probes disarmed through `disarm_kprobes` (the batch hook).
     batch_disarmed: u64,
     optimizable: BTreeSet<usize>,
@@ -211,25 +209,6 @@ struct Inner {
     warns: Vec<WarnSite>,
     messages: Vec<Message>,
     init_steps: Vec<&'static str>,
-}
-
-/// A registration batch's storage: per ops the recorded (address, entry) additions, and the
-/// entries' saved fields.
-type Batch = ([Vec<(usize, usize)>; 2], Vec<ProbeFields>);
-
-impl Inner {
-    /// The addresses a batch recorded for `ops`, counted as one filter update; `None` if none.
-    fn take_update(&mut self, ops: FtraceOps) -> Option<Vec<usize>> {
-        let recorded: Vec<usize> = self.batch.as_ref().expect("a batch").0[ops as usize]
-            .iter()
-            .map(|&(a, _)| a)
-            .collect();
-        if recorded.is_empty() {
-            return None;
-        }
-        self.ftrace_updates += 1;
-        Some(recorded)
-    }
 }
 
 /// The simulated platform; `OPT` selects CONFIG_OPTPROBES, `FTRACE` CONFIG_KPROBES_ON_FTRACE.
@@ -430,7 +409,6 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
                 ftrace_fail_batch_remove: None,
                 ftrace_busy: None,
                 batching: true,
-                batch: None,
                 batch_disarmed: 0,
                 optimizable,
                 rcu_syncs: 0,
@@ -710,11 +688,12 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
         self.inner().ftrace_busy = Some(addr);
     }
 
-    /// Whether `register_kprobes()` may batch (storage available).
     /// Probes disarmed through the arch's batch hook so far.
     pub fn batch_disarmed(&self) -> u64 {
         self.inner().batch_disarmed
     }
+
+    /// Whether batches get storage (`alloc_buf`): without it they work probe by probe.
     pub fn set_batching(&self, on: bool) {
         self.inner().batching = on;
     }
@@ -722,7 +701,6 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
     /// The users of each ops the core counts (`kprobe_ftrace_enabled`, `kprobe_ipmodify_enabled`).
     pub fn ftrace_counts(&self) -> (i32, i32) {
         let st = self.state.borrow();
-        assert!(!st.ftrace_deferred && st.ftrace_register_deferred == [false; 2]);
         (st.ftrace_enabled, st.ipmodify_enabled)
     }
 
@@ -986,7 +964,6 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
 
     type Buf<T> = Vec<T>;
     fn alloc_buf<T: Clone>(&self, n: usize, fill: T) -> Option<Vec<T>> {
-        self.assert_kprobe_mutex_held();
         self.inner().batching.then(|| vec![fill; n])
     }
     // Every batch of two or more gets an index here, so that the batch tests exercise it;
@@ -1421,127 +1398,45 @@ impl<const OPT: bool, const FTRACE: bool> KernelText for Sim<OPT, FTRACE> {
     fn kprobe_ftrace_disabled(&self) -> bool {
         false
     }
-    fn ftrace_batch_begin(&self, _st: &mut KprobeState, n: usize) -> bool {
-        let mut i = self.inner();
-        if !i.batching || i.batch.is_some() {
-            return false;
-        }
-        i.batch = Some((
-            [Vec::with_capacity(n), Vec::with_capacity(n)],
-            vec![ProbeFields::default(); n],
-        ));
-        true
-    }
-    fn ftrace_batch_end(&self, _st: &mut KprobeState) {
-        let b = self.inner().batch.take().expect("a batch");
-        assert!(b.0.iter().all(|v| v.is_empty()), "records left: {:?}", b.0);
-    }
-    fn ftrace_batch_save(&self, _st: &mut KprobeState, i: usize, saved: ProbeFields) {
-        self.inner().batch.as_mut().expect("a batch").1[i] = saved;
-    }
-    fn ftrace_batch_saved(&self, _st: &mut KprobeState, i: usize) -> ProbeFields {
-        self.inner().batch.as_ref().expect("a batch").1[i]
-    }
-    fn ftrace_batch_add(&self, st: &mut KprobeState, ops: FtraceOps, addr: usize) {
-        let mut i = self.inner();
-        let b = i.batch.as_mut().expect("a batch");
-        let n = b.1.len();
-        let v = &mut b.0[ops as usize];
-        assert!(v.len() < n, "more additions than entries");
-        v.push((addr, st.ftrace_batch_entry));
-    }
-    fn ftrace_batch_take_first(&self, _st: &mut KprobeState) -> Option<(FtraceOps, usize, usize)> {
-        let mut i = self.inner();
-        let b = i.batch.as_mut().expect("a batch");
-        let (o, k) = (0..2)
-            .flat_map(|o| (0..b.0[o].len()).map(move |k| (o, k)))
-            .min_by_key(|&(o, k)| b.0[o][k].1)?;
-        let (addr, entry) = b.0[o].remove(k);
-        let ops = [FtraceOps::Plain, FtraceOps::Ipmodify][o];
-        Some((ops, addr, entry))
-    }
-    fn ftrace_batch_cancel(&self, _st: &mut KprobeState, ops: FtraceOps, addr: usize) -> bool {
-        let mut i = self.inner();
-        let v = &mut i.batch.as_mut().expect("a batch").0[ops as usize];
-        match v.iter().position(|&(x, _)| x == addr) {
-            Some(k) => {
-                v.swap_remove(k);
-                true
-            }
-            None => false,
-        }
-    }
     fn ftrace_filter_has(&self, ops: FtraceOps, addr: usize) -> bool {
         self.inner().ftrace_filters.contains(&(ops, addr))
     }
-    fn ftrace_batch_recorded(&self, _st: &mut KprobeState, ops: FtraceOps, addr: usize) -> bool {
-        let i = self.inner();
-        i.batch.as_ref().expect("a batch").0[ops as usize]
-            .iter()
-            .any(|&(a, _)| a == addr)
-    }
-    fn ftrace_batch_flush_remove(&self, _st: &mut KprobeState, ops: FtraceOps) -> Result {
+    fn ftrace_set_filter_ips(&self, ops: FtraceOps, addrs: &[usize], remove: bool) -> Result {
         self.assert_text_unlocked_for_ftrace();
+        assert!(!addrs.is_empty(), "an empty filter update");
         let mut i = self.inner();
-        let Some(recorded) = i.take_update(ops) else {
-            return Ok(());
-        };
-        if let Some(e) = i.ftrace_fail_batch_remove.take() {
-            return Err(e);
-        }
+        i.ftrace_updates += 1;
         // ftrace builds the new filter aside: all or nothing.
         let mut filters = i.ftrace_filters.clone();
-        for addr in recorded {
-            let k = filters
-                .iter()
-                .position(|&x| x == (ops, addr))
-                .ok_or(Errno::ENOENT)?;
-            filters.remove(k);
-        }
-        i.ftrace_filters = filters;
-        i.batch.as_mut().expect("a batch").0[ops as usize].clear();
-        Ok(())
-    }
-    fn ftrace_batch_flush(&self, st: &mut KprobeState, ops: FtraceOps) -> Result {
-        self.ftrace_batch_apply(st, ops, false)?;
-        self.ftrace_batch_forget(st, ops);
-        Ok(())
-    }
-    fn ftrace_batch_apply(&self, _st: &mut KprobeState, ops: FtraceOps, remove: bool) -> Result {
-        self.assert_text_unlocked_for_ftrace();
-        let mut i = self.inner();
-        let Some(recorded) = i.take_update(ops) else {
-            return Ok(());
-        };
         if remove {
-            // ftrace builds the new filter aside: all or nothing.
-            let mut filters = i.ftrace_filters.clone();
-            for addr in recorded {
+            if let Some(e) = i.ftrace_fail_batch_remove.take() {
+                return Err(e);
+            }
+            for &addr in addrs {
                 let k = filters
                     .iter()
                     .position(|&x| x == (ops, addr))
                     .ok_or(Errno::ENOENT)?;
                 filters.remove(k);
             }
-            i.ftrace_filters = filters;
-            return Ok(());
+        } else {
+            if let Some(e) = i.ftrace_fail_add.take() {
+                return Err(e);
+            }
+            if ops == FtraceOps::Ipmodify
+                && i.ftrace_registered[ops as usize]
+                && addrs.iter().any(|&a| i.ftrace_busy == Some(a))
+            {
+                return Err(Errno::EBUSY);
+            }
+            for &addr in addrs {
+                if !filters.contains(&(ops, addr)) {
+                    filters.push((ops, addr));
+                }
+            }
         }
-        if let Some(e) = i.ftrace_fail_add.take() {
-            return Err(e);
-        }
-        if ops == FtraceOps::Ipmodify
-            && i.ftrace_registered[ops as usize]
-            && recorded.iter().any(|&a| i.ftrace_busy == Some(a))
-        {
-            return Err(Errno::EBUSY);
-        }
-        for addr in recorded {
-            i.ftrace_filters.push((ops, addr));
-        }
+        i.ftrace_filters = filters;
         Ok(())
-    }
-    fn ftrace_batch_forget(&self, _st: &mut KprobeState, ops: FtraceOps) {
-        self.inner().batch.as_mut().expect("a batch").0[ops as usize].clear();
     }
 }
 
