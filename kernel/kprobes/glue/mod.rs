@@ -32,7 +32,6 @@ pub mod exports;
 #[cfg(CONFIG_KPROBES_RUST_ARCH)]
 #[macro_use]
 pub(crate) mod hitcpu;
-#[cfg(CONFIG_KPROBES_ON_FTRACE)]
 mod helpers;
 pub mod init;
 pub mod insn_slot;
