@@ -15,15 +15,17 @@ use kernel::bindings;
 
 // The helpers some arches need: the optimizer's list hooks, a non-x86 `arch_prepared_optinsn`,
 // loongarch's `flush_insn_slot`.
+use super::blacklist::{c_in_kretprobe_blacklist, c_init_kretprobe_blacklist};
+#[cfg(CONFIG_OPTPROBES)]
+use super::handle::to_op;
+use super::handle::{Kernel, Kp};
 #[cfg(any(
     CONFIG_OPTPROBES,
     not(any(CONFIG_X86, CONFIG_ARM64, CONFIG_RISCV, CONFIG_PPC, CONFIG_S390))
 ))]
 use super::helpers::*;
-#[cfg(CONFIG_OPTPROBES)]
-use super::platform::to_op;
-use super::platform::{c_in_kretprobe_blacklist, c_init_kretprobe_blacklist};
-use super::platform::{c_init_optinsn_slots, c_name, Kernel, Kp};
+use super::insn_slot::c_init_optinsn_slots;
+use super::text::c_name;
 use crate::arch::ArchHooks;
 use crate::errno::{from_c_ret, Result};
 

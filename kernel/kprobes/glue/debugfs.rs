@@ -12,7 +12,7 @@ use core::ffi::{c_int, c_void};
 
 use kernel::bindings;
 
-use super::platform::{Kp, KERNEL};
+use super::handle::{Kp, KERNEL};
 use crate::debugfs::{self, SeqSink};
 use crate::store::ProbeStore;
 use crate::text::KernelText;

@@ -18,8 +18,8 @@ use core::ptr::NonNull;
 use kernel::bindings;
 
 #[cfg(CONFIG_KRETPROBES)]
-use super::kretprobe::Krp;
-use super::platform::{Kp, KERNEL};
+use super::handle::Krp;
+use super::handle::{Kp, KERNEL};
 use crate::errno::{to_c_ret, Errno, Result};
 #[cfg(CONFIG_KRETPROBES)]
 use crate::kretprobe;

@@ -11,7 +11,7 @@ use core::ptr::{self, NonNull};
 
 use kernel::bindings;
 
-use super::platform::Kp;
+use super::handle::Kp;
 
 /// This CPU's kprobe state: the arch's `struct kprobe_ctlblk` (`K`) and `current_kprobe`.
 ///

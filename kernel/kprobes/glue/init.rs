@@ -13,7 +13,7 @@ use kernel::bindings;
 
 use super::helpers::rkp_dereference_symbol_descriptor;
 
-use super::platform::{Module, KERNEL};
+use super::handle::{Module, KERNEL};
 use crate::blacklist::ModuleAreas;
 use crate::errno::to_c_ret;
 use crate::register::{self, ModuleEvent};

@@ -21,7 +21,9 @@ use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use kernel::bindings;
 use kernel::types::Opaque;
 
-use super::helpers::{rkp_insn_page_add, rkp_insn_page_alloc, rkp_insn_page_remove};
+use super::helpers::{
+    rkp_init_optinsn_slots, rkp_insn_page_add, rkp_insn_page_alloc, rkp_insn_page_remove,
+};
 use crate::insn_slot::{self, InsnCache, SlotState};
 use crate::report::{Message, Report, WarnSite};
 use crate::text::KSYM_NAME_LEN;
@@ -303,10 +305,10 @@ fn state(v: u8) -> SlotState {
 
 impl Report for Cache {
     fn warn(&self, site: WarnSite) {
-        super::platform::warn(site);
+        super::report::warn(site);
     }
     fn message(&self, msg: Message) {
-        super::platform::message(msg);
+        super::report::message(msg);
     }
 }
 
@@ -702,4 +704,11 @@ pub(crate) mod slots {
             dirty,
         );
     }
+}
+
+/// `kprobe_optinsn_slots.insn_size = MAX_OPTINSN_SIZE` where the arch has optprobe slots.
+pub(crate) fn c_init_optinsn_slots() {
+    // SAFETY: called once from init_kprobes(), before arch_init_kprobes() and so before any
+    // slot of the cache is taken.
+    unsafe { rkp_init_optinsn_slots() };
 }

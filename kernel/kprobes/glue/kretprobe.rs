@@ -13,41 +13,13 @@ use core::ptr::{self, addr_of, addr_of_mut, NonNull};
 
 use kernel::bindings;
 
+use super::handle::{Kernel, Kp, Krp, KERNEL};
 #[cfg(not(CONFIG_KRETPROBE_ON_RETHOOK))]
 use super::objpool as pool;
-use super::platform::{Kernel, Kp, KERNEL};
 #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
 use super::rethook as pool;
 use crate::errno::Result;
 use crate::kretprobe::KretprobeStore;
-
-/// Handle to a `struct kretprobe`.
-///
-/// # Invariants
-///
-/// The pointer refers to a live `struct kretprobe` while the core uses the handle.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-#[repr(transparent)]
-pub struct Krp(NonNull<bindings::kretprobe>);
-
-impl Krp {
-    /// Wraps a pointer received from C.
-    ///
-    /// # Safety
-    ///
-    /// `rp` must stay valid for the duration of the API call that received it.
-    #[inline(always)]
-    pub unsafe fn from_raw(rp: NonNull<bindings::kretprobe>) -> Self {
-        // INVARIANT: guaranteed by the caller.
-        Krp(rp)
-    }
-
-    /// The raw pointer, for C.
-    #[inline(always)]
-    pub fn as_ptr(self) -> *mut bindings::kretprobe {
-        self.0.as_ptr()
-    }
-}
 
 impl KretprobeStore for Kernel {
     type Kretprobe = Krp;

@@ -7,6 +7,14 @@
 //! crate root (`kprobes_rust.rs`) mounts this directory as `glue` next to `pub mod` for each
 //! logic file, which this code reaches as `crate::<file>`; `kprobes_helpers.o` (the C half) is
 //! linked alongside.
+//!
+//! Map (GLUE.md has the correspondence with `kernel/kprobes.c`): [`handle`] (the platform type
+//! and the probe and module handles), `mutex` (`kprobe_mutex` and its state), `report` (C's WARNs
+//! and messages), `store` (the hash table, lists and queues), [`text`] (kallsyms, modules,
+//! ftrace), [`blacklist`], and the arch selection below.
+
+use crate::arch::Arch;
+use handle::Kernel;
 
 /// Makes the functions it wraps unprobeable, as C's `__kprobes` does: each goes into section
 /// `.kprobes.text`, whose symbols `init_kprobes()` puts on the kprobe blacklist one by one, so
@@ -25,6 +33,7 @@ macro_rules! nokprobe {
     };
 }
 
+pub mod blacklist;
 #[cfg(not(CONFIG_KPROBES_RUST_ARCH))]
 pub mod carch;
 pub mod debugfs;
@@ -32,18 +41,48 @@ pub mod exports;
 #[cfg(CONFIG_KPROBES_RUST_ARCH)]
 #[macro_use]
 pub(crate) mod hitcpu;
+pub mod handle;
 mod helpers;
 pub mod init;
 pub mod insn_slot;
 #[cfg(CONFIG_KRETPROBES)]
 pub mod kretprobe;
 mod list;
+mod mutex;
 #[cfg(all(CONFIG_KRETPROBES, not(CONFIG_KRETPROBE_ON_RETHOOK)))]
 pub mod objpool;
 #[cfg(CONFIG_KRETPROBES)]
 mod percpu;
-pub mod platform;
+mod report;
 #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
 pub mod rethook;
+mod store;
 #[cfg(all(CONFIG_MODULES, CONFIG_KALLSYMS, not(CONFIG_HAVE_FUNCTION_DESCRIPTORS)))]
 pub mod symbatch;
+pub mod text;
+
+/// The kernel is the core's [`Arch`] with the arch layer this build selects: upstream's C arch
+/// code through the `CArch` bridge, or the native Rust arch layer of `--impl rust-arch`.
+impl Arch for Kernel {
+    type Hooks = SelectedArch;
+}
+
+/// The arch of this build: upstream's C arch code through the `CArch` bridge.
+#[cfg(not(CONFIG_KPROBES_RUST_ARCH))]
+pub type SelectedArch = carch::CArch;
+
+/// The arch of this build: the native Rust x86_64 arch layer.
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_X86_64))]
+pub type SelectedArch = crate::x86_native::X86;
+
+/// The arch of this build: the native Rust arm64 arch layer.
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_ARM64))]
+pub type SelectedArch = crate::arm64_native::Arm64;
+
+/// The arch of this build: the native Rust riscv arch layer.
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_RISCV))]
+pub type SelectedArch = crate::riscv_native::Riscv;
+
+/// The arch of this build: the native Rust loongarch arch layer.
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_LOONGARCH))]
+pub type SelectedArch = crate::loongarch_native::Loongarch;

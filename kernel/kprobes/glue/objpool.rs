@@ -19,10 +19,10 @@ use core::ptr::{self, addr_of, addr_of_mut, NonNull};
 
 use kernel::bindings;
 
+use super::handle::Krp;
+use super::handle::{Kernel, Kp, KERNEL};
 use super::helpers::*;
-use super::kretprobe::Krp;
 use super::percpu::set_current_kprobe;
-use super::platform::{Kernel, Kp, KERNEL};
 use crate::errno::{Errno, Result};
 use crate::kretprobe::{self, TaskInstances};
 

@@ -13,8 +13,8 @@ use core::ptr::{self, addr_of, addr_of_mut, NonNull};
 
 use kernel::bindings;
 
+use super::handle::Krp;
 use super::helpers::rkp_warn_kretprobe_rethook_handler;
-use super::kretprobe::Krp;
 use super::percpu::{clear_current_kprobe, set_current_kprobe, set_kprobe_status};
 use crate::errno::{Errno, Result, MAX_ERRNO};
 

@@ -38,10 +38,11 @@ use kernel::ffi::c_ulong;
 
 use crate::arch::ArchHooks;
 use crate::errno::{Errno, Result};
+use crate::glue::blacklist::{c_in_kretprobe_blacklist, c_init_kretprobe_blacklist};
+use crate::glue::handle::{Kernel, Kp, KERNEL};
 use crate::glue::hitcpu::{CpuState, TrapRegs};
+use crate::glue::insn_slot::c_init_optinsn_slots;
 use crate::glue::insn_slot::slots;
-use crate::glue::platform::{c_in_kretprobe_blacklist, c_init_kretprobe_blacklist};
-use crate::glue::platform::{c_init_optinsn_slots, Kernel, Kp, KERNEL};
 use crate::hit::{self, HitArch, Skip};
 use crate::loongarch::{self as dec, Prepared, SimuError, Unsupported};
 use crate::store::ProbeStore;

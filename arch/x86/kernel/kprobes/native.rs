@@ -28,9 +28,10 @@ use kernel::percpu::this_cpu_ptr;
 
 use crate::arch::ArchHooks;
 use crate::errno::{Errno, Result};
+use crate::glue::blacklist::{c_in_kretprobe_blacklist, c_init_kretprobe_blacklist};
+use crate::glue::handle::{Kernel, Kp, KERNEL};
 use crate::glue::hitcpu::CpuState;
-use crate::glue::platform::{c_in_kretprobe_blacklist, c_init_kretprobe_blacklist};
-use crate::glue::platform::{c_init_optinsn_slots, Kernel, Kp, KERNEL};
+use crate::glue::insn_slot::c_init_optinsn_slots;
 use crate::hit::{self, HitArch, Skip};
 use crate::store::{flags_disabled, OptQueue, ProbeStore, KPROBE_FLAG_OPTIMIZED};
 use crate::table;
