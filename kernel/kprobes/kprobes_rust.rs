@@ -21,6 +21,7 @@ pub mod batch;
 pub mod blacklist;
 pub mod debugfs;
 pub mod errno;
+pub mod ftrace;
 pub mod hit;
 pub mod insn_slot;
 pub mod kretprobe;

@@ -26,6 +26,8 @@ pub mod blacklist;
 pub mod debugfs;
 #[path = "../../../../../../kernel/kprobes/errno.rs"]
 pub mod errno;
+#[path = "../../../../../../kernel/kprobes/ftrace.rs"]
+pub mod ftrace;
 #[path = "../../../../../../kernel/kprobes/hit.rs"]
 pub mod hit;
 #[path = "../../../../../../kernel/kprobes/insn_slot.rs"]
