@@ -78,7 +78,7 @@ pub fn detach_instance_pool(rp: Krp) {
 
 /// After the grace period: forget the rethook (it frees itself once its in-flight nodes
 /// returned), so that a second `unregister_kretprobe()` finds NULL where C frees it again (a
-/// use-after-free in C; a listed divergence, GLUE.md).
+/// use-after-free in C; a listed divergence, docs/upstream-behaviours.md).
 pub fn release_instance_pool(rp: Krp) {
     // SAFETY: `rp` is live (the caller's); its kprobe left the hash a grace period ago, so no
     // `pre_handler_kretprobe()` reads `rh` any more, and in-flight nodes reach their rethook

@@ -358,7 +358,7 @@ fn one_filter_update_per_ops() {
     }
     unregister_kprobes(&s, &kps);
     // The aggregate that gained a post_handler is disarmed on the plain ops it is armed on
-    // (upstream 6.12 tries the IPMODIFY ops: GLUE.md, divergence 4).
+    // (upstream 6.12 tries the IPMODIFY ops: docs/upstream-behaviours.md, item 4).
     assert_eq!(s.ftrace_counts(), (0, 0));
     assert!(!s.ftrace_registered(FtraceOps::Plain));
     assert_eq!(s.take_warns(), []);

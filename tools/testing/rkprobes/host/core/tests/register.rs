@@ -136,7 +136,7 @@ fn ftrace_site_needs_kprobes_on_ftrace() {
 fn ftrace_aggregate_gaining_post_handler_disarms_where_armed() {
     // The aggregate was armed on the plain ops; once a child brings a post_handler it is still
     // disarmed there (upstream 6.12 tries the IPMODIFY ops, fails, and sets the last child's
-    // addr to NULL: GLUE.md, divergence 4; tests/ftrace_aggr.rs).
+    // addr to NULL: docs/upstream-behaviours.md, item 4; tests/ftrace_aggr.rs).
     let s = Opt::new();
     let addr = s.sym(sim::FTRACED);
     let p = probe(&s, sim::FTRACED, 0);
