@@ -7,13 +7,13 @@
 //! text locks held, as C calls it. It uses the probe storage only, so the registration and the
 //! optimizer both build on it without importing each other.
 
-use super::arch::Arch;
+use super::arch::{Arch, ArchHooks};
 use super::store::{flags_gone, KPROBE_FLAG_OPTIMIZED};
 
 /// `init_aggr_kprobe()`: make `ap` the aggregate of `p` and put it in `p`'s place in the hash.
 pub fn init_aggr_kprobe<A: Arch>(a: &A, ap: A::Probe, p: A::Probe) {
     a.copy_kprobe(p, ap);
-    a.flush_insn_slot(ap);
+    A::Hooks::flush_insn_slot(a, ap);
     a.set_addr(ap, a.addr(p));
     a.set_flags(ap, a.flags(p) & !KPROBE_FLAG_OPTIMIZED);
     a.set_aggr_pre_handler(ap);

@@ -122,17 +122,10 @@ pub trait ArchHooks<S: Storage> {
     }
 }
 
-/// Calls hook `$name` of the arch of `Self`.
-macro_rules! hook {
-    ($name:ident($($arg:expr),*)) => {
-        <Self::Hooks as ArchHooks<Self>>::$name($($arg),*)
-    };
-}
-
 /// A storage with its compile-time arch: what the core's functions are generic over.
 ///
-/// Implementations only name the arch type; every method forwards to the hook of the same name
-/// in [`ArchHooks`], which documents it.
+/// Implementations only name the arch type. The core calls a hook as `A::Hooks::name(a, ...)`;
+/// the constants are the arch's, under the names the core tests them by.
 pub trait Arch: Storage + Sized {
     /// The architecture.
     type Hooks: ArchHooks<Self>;
@@ -147,125 +140,4 @@ pub trait Arch: Storage + Sized {
     const MAX_OPTIMIZED_LENGTH: usize = <Self::Hooks as ArchHooks<Self>>::MAX_OPTIMIZED_LENGTH;
     /// See [`ArchHooks::BATCHES_DISARM`].
     const BATCHES_DISARM: bool = <Self::Hooks as ArchHooks<Self>>::BATCHES_DISARM;
-
-    /// See [`ArchHooks::prepare_kprobe`].
-    #[inline(always)]
-    fn prepare_kprobe(&self, p: Self::Probe) -> Result {
-        hook!(prepare_kprobe(self, p))
-    }
-    /// See [`ArchHooks::arm_kprobe`].
-    #[inline(always)]
-    fn arm_kprobe(&self, p: Self::Probe) {
-        hook!(arm_kprobe(self, p))
-    }
-    /// See [`ArchHooks::disarm_kprobe`].
-    #[inline(always)]
-    fn disarm_kprobe(&self, p: Self::Probe) {
-        hook!(disarm_kprobe(self, p))
-    }
-    /// See [`ArchHooks::disarm_kprobes`].
-    #[inline(always)]
-    fn disarm_kprobes(&self, probes: impl Iterator<Item = Self::Probe>) {
-        hook!(disarm_kprobes(self, probes))
-    }
-    /// See [`ArchHooks::remove_kprobe`].
-    #[inline(always)]
-    fn remove_kprobe(&self, p: Self::Probe) {
-        hook!(remove_kprobe(self, p))
-    }
-    /// See [`ArchHooks::trampoline_kprobe`].
-    #[inline(always)]
-    fn trampoline_kprobe(&self, p: Self::Probe) -> bool {
-        hook!(trampoline_kprobe(self, p))
-    }
-    /// See [`ArchHooks::init_kprobes`].
-    #[inline(always)]
-    fn init_kprobes(&self) -> Result {
-        hook!(init_kprobes(self))
-    }
-    /// See [`ArchHooks::prepared_optinsn`].
-    #[inline(always)]
-    fn prepared_optinsn(&self, ap: Self::Probe) -> bool {
-        hook!(prepared_optinsn(self, ap))
-    }
-    /// See [`ArchHooks::check_optimized_kprobe`].
-    #[inline(always)]
-    fn check_optimized_kprobe(&self, ap: Self::Probe) -> Result {
-        hook!(check_optimized_kprobe(self, ap))
-    }
-    /// See [`ArchHooks::prepare_optimized_kprobe`].
-    #[inline(always)]
-    fn prepare_optimized_kprobe(&self, ap: Self::Probe, orig: Self::Probe) {
-        hook!(prepare_optimized_kprobe(self, ap, orig))
-    }
-    /// See [`ArchHooks::remove_optimized_kprobe`].
-    #[inline(always)]
-    fn remove_optimized_kprobe(&self, ap: Self::Probe) {
-        hook!(remove_optimized_kprobe(self, ap))
-    }
-    /// See [`ArchHooks::optimize_kprobes`].
-    #[inline(always)]
-    fn optimize_kprobes(&self) {
-        hook!(optimize_kprobes(self))
-    }
-    /// See [`ArchHooks::unoptimize_kprobes`].
-    #[inline(always)]
-    fn unoptimize_kprobes(&self) {
-        hook!(unoptimize_kprobes(self))
-    }
-    /// See [`ArchHooks::unoptimize_kprobe`].
-    #[inline(always)]
-    fn unoptimize_kprobe(&self, ap: Self::Probe) {
-        hook!(unoptimize_kprobe(self, ap))
-    }
-    /// See [`ArchHooks::within_optimized_kprobe`].
-    #[inline(always)]
-    fn within_optimized_kprobe(&self, ap: Self::Probe, addr: usize) -> bool {
-        hook!(within_optimized_kprobe(self, ap, addr))
-    }
-    /// See [`ArchHooks::prepare_kprobe_ftrace`].
-    #[inline(always)]
-    fn prepare_kprobe_ftrace(&self, p: Self::Probe) -> Result {
-        hook!(prepare_kprobe_ftrace(self, p))
-    }
-    /// See [`ArchHooks::flush_insn_slot`].
-    #[inline(always)]
-    fn flush_insn_slot(&self, p: Self::Probe) {
-        hook!(flush_insn_slot(self, p))
-    }
-    /// See [`ArchHooks::lookup_name`].
-    #[inline(always)]
-    fn lookup_name(&self, name: &[u8], offset: usize) -> usize {
-        hook!(lookup_name(self, name, offset))
-    }
-    /// See [`ArchHooks::adjust_kprobe_addr`].
-    #[inline(always)]
-    fn adjust_kprobe_addr(&self, addr: usize, offset: usize) -> Option<(usize, bool)> {
-        hook!(adjust_kprobe_addr(self, addr, offset))
-    }
-    /// See [`ArchHooks::within_kprobe_blacklist`].
-    #[inline(always)]
-    fn within_kprobe_blacklist(&self, addr: usize) -> bool {
-        hook!(within_kprobe_blacklist(self, addr))
-    }
-    /// See [`ArchHooks::populate_kprobe_blacklist`].
-    #[inline(always)]
-    fn populate_kprobe_blacklist(&self, add_area: impl FnMut(usize, usize) -> Result) -> Result {
-        hook!(populate_kprobe_blacklist(self, add_area))
-    }
-    /// See [`ArchHooks::init_kretprobe_blacklist`].
-    #[inline(always)]
-    fn init_kretprobe_blacklist(&self) {
-        hook!(init_kretprobe_blacklist(self))
-    }
-    /// See [`ArchHooks::init_optinsn_slots`].
-    #[inline(always)]
-    fn init_optinsn_slots(&self) {
-        hook!(init_optinsn_slots(self))
-    }
-    /// See [`ArchHooks::in_kretprobe_blacklist`].
-    #[inline(always)]
-    fn in_kretprobe_blacklist(&self, addr: usize) -> bool {
-        hook!(in_kretprobe_blacklist(self, addr))
-    }
 }

@@ -18,7 +18,7 @@
 
 use core::ops::ControlFlow;
 
-use super::arch::Arch;
+use super::arch::{Arch, ArchHooks};
 use super::errno::{Errno, Result};
 
 /// Storage of blacklist ranges, in insertion order.
@@ -88,7 +88,7 @@ pub fn kprobe_remove_area_blacklist<S: BlacklistStore>(s: &S, start: usize, end:
 
 /// `__within_kprobe_blacklist()`: the arch range, then the list.
 pub fn within_kprobe_blacklist_raw<A: Arch + BlacklistStore>(a: &A, addr: usize) -> bool {
-    if Arch::within_kprobe_blacklist(a, addr) {
+    if A::Hooks::within_kprobe_blacklist(a, addr) {
         return true;
     }
     a.blacklist_for_each(|s, e| {
@@ -127,7 +127,7 @@ pub fn within_kprobe_blacklist<A: Arch + BlacklistStore>(a: &A, addr: usize) -> 
     let base = a.lookup_symbol_name(addr, |name| {
         let name = name?;
         let dot = find_dot(name)?;
-        Some(a.lookup_name(&name[..dot], 0))
+        Some(A::Hooks::lookup_name(a, &name[..dot], 0))
     });
     match base {
         Some(base) if base != 0 => within_kprobe_blacklist_raw(a, base),
@@ -154,7 +154,7 @@ pub fn populate_kprobe_blacklist<A: Arch + BlacklistStore>(
     kprobe_add_area_blacklist(a, s, e)?;
     let (s, e) = a.noinstr_text();
     kprobe_add_area_blacklist(a, s, e)?;
-    a.populate_kprobe_blacklist(|s, e| kprobe_add_area_blacklist(a, s, e))
+    A::Hooks::populate_kprobe_blacklist(a, |s, e| kprobe_add_area_blacklist(a, s, e))
 }
 
 /// `add_module_kprobe_blacklist()` (MODULE_STATE_COMING); errors are ignored, as in C.

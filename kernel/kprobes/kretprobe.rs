@@ -15,6 +15,7 @@
 //! One deliberate difference: C dereferences a NULL pool when a never-registered kretprobe is
 //! unregistered (contract 7.5); [`KretprobeStore::detach_instance_pool`] must tolerate that.
 
+use super::arch::ArchHooks;
 use super::errno::{Errno, Result};
 use super::register::{
     kprobe_addr, register_all, register_kprobe, unregister_kprobe_bottom, unregister_tops,
@@ -100,7 +101,7 @@ pub fn register_kretprobe<A: KretprobeStore>(a: &A, rp: A::Kretprobe) -> Result 
     if addr != 0 {
         warn_kprobe_rereg(a, kp, true)?;
     }
-    if a.in_kretprobe_blacklist(resolved) {
+    if A::Hooks::in_kretprobe_blacklist(a, resolved) {
         return Err(Errno::EINVAL);
     }
     if a.data_size(rp) > KRETPROBE_MAX_DATA_SIZE {

@@ -13,7 +13,7 @@
 //! empty with OPTIMIZED: jump installed; on [`OptQueue::Unoptimizing`] with OPTIMIZED: waiting
 //! for the jump to go; on [`OptQueue::Freeing`]: jump removed, waiting to be disarmed and freed.
 
-use super::arch::Arch;
+use super::arch::{Arch, ArchHooks};
 use super::report::{Message, WarnSite};
 use super::store::{
     flags_disabled, flags_ftrace, flags_gone, flags_optimized, KprobeState, OptQueue,
@@ -32,15 +32,15 @@ fn set_flag<A: Arch>(a: &A, p: A::Probe, flag: u32) {
 /// `free_aggr_kprobe()`: release the detour, the slot, and the aggregate's memory.
 pub fn free_aggr_kprobe<A: Arch>(a: &A, ap: A::Probe) {
     if A::OPTPROBES {
-        a.remove_optimized_kprobe(ap);
+        A::Hooks::remove_optimized_kprobe(a, ap);
     }
-    a.remove_kprobe(ap);
+    A::Hooks::remove_kprobe(a, ap);
     a.kfree_aggr_kprobe(ap);
 }
 
 /// `kprobe_optready()`: `p` is an aggregate with a prepared detour.
 pub fn kprobe_optready<A: Arch>(a: &A, p: A::Probe) -> bool {
-    A::OPTPROBES && a.is_aggr(p) && a.prepared_optinsn(p)
+    A::OPTPROBES && a.is_aggr(p) && A::Hooks::prepared_optinsn(a, p)
 }
 
 /// `kprobe_disarmed()`: disabled, and (for an aggregate) not queued. `p` is on the hash.
@@ -68,7 +68,7 @@ pub fn get_optimized_kprobe<A: Arch>(a: &A, addr: usize) -> Option<A::Probe> {
         if !kprobe_optready(a, p) || kprobe_disarmed(a, p) {
             continue;
         }
-        if a.within_optimized_kprobe(p, addr) {
+        if A::Hooks::within_optimized_kprobe(a, p, addr) {
             return Some(p);
         }
     }
@@ -101,20 +101,20 @@ fn do_optimize_kprobes<A: Arch>(a: &A, st: &KprobeState) {
     if st.all_disarmed || !st.allow_optimization || a.queue_empty(OptQueue::Optimizing) {
         return;
     }
-    a.optimize_kprobes();
+    A::Hooks::optimize_kprobes(a);
 }
 
 fn do_unoptimize_kprobes<A: Arch>(a: &A) {
     a.assert_text_mutex_held();
     a.assert_cpus_held();
     if !a.queue_empty(OptQueue::Unoptimizing) {
-        a.unoptimize_kprobes();
+        A::Hooks::unoptimize_kprobes(a);
     }
     a.queue_for_each_safe(OptQueue::Freeing, |op| {
         clear_flag(a, op, KPROBE_FLAG_OPTIMIZED);
         let f = a.flags(op);
         if flags_disabled(f) && !flags_gone(f) {
-            a.disarm_kprobe(op);
+            A::Hooks::disarm_kprobe(a, op);
         }
         if kprobe_unused(a, op) {
             a.hlist_del_rcu(op);
@@ -189,7 +189,7 @@ pub fn optimize_kprobe<A: Arch>(a: &A, st: &KprobeState, p: A::Probe) {
     if a.has_post_handler(p) {
         return;
     }
-    if a.check_optimized_kprobe(p).is_err() {
+    if A::Hooks::check_optimized_kprobe(a, p).is_err() {
         return;
     }
     if flags_optimized(a.flags(p)) {
@@ -220,7 +220,7 @@ pub fn optimize_kprobe<A: Arch>(a: &A, st: &KprobeState, p: A::Probe) {
 
 fn force_unoptimize_kprobe<A: Arch>(a: &A, op: A::Probe) {
     a.assert_cpus_held();
-    a.unoptimize_kprobe(op);
+    A::Hooks::unoptimize_kprobe(a, op);
     clear_flag(a, op, KPROBE_FLAG_OPTIMIZED);
 }
 
@@ -285,13 +285,13 @@ pub fn kill_optimized_kprobe<A: Arch>(a: &A, p: A::Probe) {
     if kprobe_unused(a, p) && optprobe_queued_unopt(a, p) {
         a.queue_move(p, OptQueue::Freeing);
     }
-    a.remove_optimized_kprobe(p);
+    A::Hooks::remove_optimized_kprobe(a, p);
 }
 
 /// `prepare_optimized_kprobe()`: try to build the detour of `p` (not for ftrace probes).
 pub fn prepare_optimized_kprobe<A: Arch>(a: &A, p: A::Probe) {
     if A::OPTPROBES && !flags_ftrace(a.flags(p)) {
-        a.prepare_optimized_kprobe(p, p);
+        A::Hooks::prepare_optimized_kprobe(a, p, p);
     }
 }
 
@@ -299,7 +299,7 @@ pub fn prepare_optimized_kprobe<A: Arch>(a: &A, p: A::Probe) {
 pub fn alloc_aggr_kprobe<A: Arch>(a: &A, p: A::Probe) -> Option<A::Probe> {
     let ap = a.alloc_aggr_kprobe(a.addr(p))?;
     if A::OPTPROBES && !flags_ftrace(a.flags(p)) {
-        a.prepare_optimized_kprobe(ap, p);
+        A::Hooks::prepare_optimized_kprobe(a, ap, p);
     }
     Some(ap)
 }
@@ -313,8 +313,8 @@ pub fn try_to_optimize_kprobe<A: Arch>(a: &A, st: &KprobeState, p: A::Probe) {
         let Some(ap) = alloc_aggr_kprobe(a, p) else {
             return;
         };
-        if !a.prepared_optinsn(ap) {
-            a.remove_optimized_kprobe(ap);
+        if !A::Hooks::prepared_optinsn(a, ap) {
+            A::Hooks::remove_optimized_kprobe(a, ap);
             a.kfree_aggr_kprobe(ap);
             return;
         }

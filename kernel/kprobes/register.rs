@@ -14,7 +14,7 @@
 
 use core::ops::ControlFlow;
 
-use super::arch::Arch;
+use super::arch::{Arch, ArchHooks};
 use super::batch::Batch;
 use super::blacklist::{
     add_module_kprobe_blacklist, remove_module_kprobe_blacklist, within_kprobe_blacklist,
@@ -67,7 +67,7 @@ pub fn kprobe_addr<A: Arch>(
         (None, 0) => return Err(Errno::EINVAL),
         (Some(name), _) => {
             // kprobe_lookup_name() does NOT fold the offset into its result.
-            let base = a.lookup_name(name, offset);
+            let base = A::Hooks::lookup_name(a, name, offset);
             if base == 0 {
                 return Err(Errno::ENOENT);
             }
@@ -80,7 +80,7 @@ pub fn kprobe_addr<A: Arch>(
         return Err(Errno::ENOENT);
     };
     addr = addr.wrapping_sub(sym_offset);
-    a.adjust_kprobe_addr(addr, sym_offset).ok_or(Errno::EINVAL)
+    A::Hooks::adjust_kprobe_addr(a, addr, sym_offset).ok_or(Errno::EINVAL)
 }
 
 /// `kprobe_on_func_entry()`: 0 if `addr`/`sym` + `offset` is a function entry.
@@ -166,9 +166,9 @@ pub fn check_kprobe_address_safe<A: Platform>(a: &A, p: A::Probe) -> Result<Opti
 
 fn prepare_kprobe<A: Arch>(a: &A, p: A::Probe) -> Result {
     if flags_ftrace(a.flags(p)) {
-        return a.prepare_kprobe_ftrace(p);
+        return A::Hooks::prepare_kprobe_ftrace(a, p);
     }
-    a.prepare_kprobe(p)
+    A::Hooks::prepare_kprobe(a, p)
 }
 
 fn arm_kprobe_locked<A: Arch>(a: &A, st: &KprobeState, p: A::Probe) {
@@ -176,7 +176,7 @@ fn arm_kprobe_locked<A: Arch>(a: &A, st: &KprobeState, p: A::Probe) {
     if let Some(op) = get_optimized_kprobe(a, a.addr(p)) {
         unoptimize_kprobe(a, op, true);
     }
-    a.arm_kprobe(p);
+    A::Hooks::arm_kprobe(a, p);
     optimize_kprobe(a, st, p);
 }
 
@@ -201,7 +201,7 @@ fn disarm_kprobe_locked<A: Arch>(
         // In a batch, written with its other breakpoints, before the optimizer (which needs
         // kprobe_mutex) can act on what follows.
         if !batch.record_disarm(a, p) {
-            a.disarm_kprobe(p);
+            A::Hooks::disarm_kprobe(a, p);
         }
         if reopt {
             reoptimize_around(a, st, a.addr(p));
@@ -283,7 +283,7 @@ fn register_aggr_kprobe<A: Arch>(
         }
         if flags_gone(a.flags(ap)) {
             // The slot went with the freed text: prepare again; on failure `ap` stays for reuse.
-            a.prepare_kprobe(ap)?;
+            A::Hooks::prepare_kprobe(a, ap)?;
             prepare_optimized_kprobe(a, ap);
             a.set_flags(ap, (a.flags(ap) & !KPROBE_FLAG_GONE) | KPROBE_FLAG_DISABLED);
         }
@@ -696,7 +696,7 @@ fn build_entry_index<A: Arch>(a: &A, batch: &mut Batch<A>) -> bool {
 /// `__unregister_kprobe_bottom()`: after the grace period, release what `p` held.
 pub fn unregister_kprobe_bottom<A: Arch>(a: &A, p: A::Probe) {
     if a.list_empty(p) {
-        a.remove_kprobe(p);
+        A::Hooks::remove_kprobe(a, p);
     } else if a.list_is_singular(p) {
         let ap = a.list_next_entry(p);
         a.list_del(p);
@@ -860,7 +860,7 @@ const DISARM_BATCH_WRITE: usize = KPROBE_TABLE_SIZE;
 /// Writes the breakpoint removals a batch recorded, then unlinks the hash entries whose
 /// removal was waiting for that (`unregister_tops_locked`).
 fn flush_disarms<A: Arch>(a: &A, batch: &mut Batch<A>) {
-    batch.flush(a, |probes| a.disarm_kprobes(probes));
+    batch.flush(a, |probes| A::Hooks::disarm_kprobes(a, probes));
 }
 
 /// The bottom halves of `unregister_kprobes()`, after the grace period.
@@ -921,7 +921,7 @@ pub fn kill_kprobe<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) {
         a.set_aggr_post_handler(p, false);
         kill_optimized_kprobe(a, p);
     }
-    a.remove_kprobe(p);
+    A::Hooks::remove_kprobe(a, p);
 }
 
 /// Module notifier events the core reacts to.
@@ -1039,7 +1039,7 @@ pub fn disarm_all_kprobes<A: Arch>(a: &A) -> GlobalSwitch {
         out.changed = true;
         st.all_disarmed = true;
         for_each_kprobe(a, |p| {
-            if !a.trampoline_kprobe(p) && !flags_disabled(a.flags(p)) {
+            if !A::Hooks::trampoline_kprobe(a, p) && !flags_disabled(a.flags(p)) {
                 if let Err(e) = disarm_kprobe(a, &mut st, p, false) {
                     out.errors += 1;
                     out.ret = Err(e);
@@ -1071,8 +1071,8 @@ pub fn init_kprobes<A: Platform>(a: &A, nokprobe: impl IntoIterator<Item = usize
     if let Err(e) = super::blacklist::populate_kprobe_blacklist(a, nokprobe) {
         a.message(Message::PopulateBlacklistFailed(e.to_neg()));
     }
-    a.init_kretprobe_blacklist();
+    A::Hooks::init_kretprobe_blacklist(a);
     a.kprobe_mutex().all_disarmed = false;
-    a.init_optinsn_slots();
-    a.init_kprobes()
+    A::Hooks::init_optinsn_slots(a);
+    A::Hooks::init_kprobes(a)
 }
