@@ -38,16 +38,17 @@ pub trait KernelText {
     type Module: Copy + Eq + core::fmt::Debug;
 
     /// Runs `f`, a batch of `n` registrations whose symbol names are `name_of(i)`, with the
-    /// batch's kallsyms answers at hand: the kernel resolves the names of module symbols in one
-    /// walk and indexes each module's symbols once, instead of walking a symbol table per
-    /// question. Every answer stays the one the per-call service gives. Default: runs `f`.
+    /// batch's kallsyms answers at hand: `f` gets the platform to register through, which the
+    /// kernel makes for the call with the names of module symbols resolved in one walk and each
+    /// of those modules' symbols indexed once, instead of a symbol table walked per question.
+    /// Every answer stays the one the per-call service gives. Default: `f(self)`.
     fn with_symbol_batch<'a, R>(
         &'a self,
         _n: usize,
         _name_of: impl Fn(usize) -> Option<&'a [u8]>,
-        f: impl FnOnce() -> R,
+        f: impl FnOnce(&Self) -> R,
     ) -> R {
-        f()
+        f(self)
     }
     /// `kallsyms_lookup_name(name)`; 0 if unknown.
     fn kallsyms_lookup_name(&self, name: &[u8]) -> usize;

@@ -15,11 +15,15 @@ use core::ptr::{self, addr_of, NonNull};
 
 use kernel::bindings;
 
-/// The kernel platform (a unit type; all state lives in C statics and `mutex.rs`).
-pub struct Kernel;
+/// The kernel platform. All state lives in C statics and `mutex.rs`, but for the symbol
+/// answers of a registration batch: [`KERNEL`] has none; `with_symbol_batch()` hands its call a
+/// `Kernel` of its own that has them (`glue/text.rs`), dropped when the call returns.
+pub struct Kernel {
+    pub(super) syms: Option<super::symbatch::Batch>,
+}
 
-/// The one instance.
-pub static KERNEL: Kernel = Kernel;
+/// The platform every path but a registration batch uses.
+pub static KERNEL: Kernel = Kernel { syms: None };
 
 /// Handle to a `struct kprobe`.
 ///

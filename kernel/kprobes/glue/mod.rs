@@ -59,6 +59,9 @@ pub mod rethook;
 mod store;
 #[cfg(all(CONFIG_MODULES, CONFIG_KALLSYMS, not(CONFIG_HAVE_FUNCTION_DESCRIPTORS)))]
 pub mod symbatch;
+#[cfg(not(all(CONFIG_MODULES, CONFIG_KALLSYMS, not(CONFIG_HAVE_FUNCTION_DESCRIPTORS))))]
+#[path = "symbatch_none.rs"]
+pub mod symbatch;
 pub mod text;
 
 /// The kernel is the core's [`Arch`] with the arch layer this build selects: upstream's C arch

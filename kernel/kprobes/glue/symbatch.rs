@@ -4,11 +4,16 @@
 //! `register_kretprobes()`), so that the kallsyms services the core and the arch ask once per
 //! probe do not each walk a module's whole symbol table.
 //!
-//! Constraints: process context, called without `module_mutex` and before the core takes
+//! Constraints: built in process context, without `module_mutex` and before the core takes
 //! `kprobe_mutex` (the name walk takes `module_mutex`; allocations are GFP_KERNEL); never on a
-//! probe hit. Only the task that installed a batch reads it ([`OWNER`]): every other caller of
-//! the kallsyms services (another task's registration, debugfs, the notifiers) gets C's answers,
-//! and one batch at a time is installed (a second concurrent batch simply goes without).
+//! probe hit. A [`Batch`] is a value its registration call owns: `with_symbol_batch()` builds
+//! one into the [`Kernel`] it hands the call (`glue/text.rs`), and drops it when the call
+//! returns. Every other caller of the kallsyms services (other registrations, debugfs, the
+//! notifiers, the hit path) uses [`KERNEL`], which has none, and gets C's answers. A batch does
+//! not change once built.
+//!
+//! [`Kernel`]: super::handle::Kernel
+//! [`KERNEL`]: super::handle::KERNEL
 //!
 //! Exactness: every answer is the one the C function would give at that moment.
 //! - Names: a name vmlinux has is left to C (a binary search there). The others are resolved
@@ -17,18 +22,18 @@
 //!   `module:symbol` name, or a first match of value 0 (C would go on to the next module), is
 //!   left to C.
 //! - Addresses: for the core text of a live module, `find_kallsyms_symbol()`'s answer from the
-//!   module's sorted symbol values ([`crate::symindex`], which proves it equal), built once per
-//!   module per batch. Init text, other regions and anything unusual are left to C.
+//!   module's sorted symbol values ([`crate::symindex`], which proves it equal), built when the
+//!   batch is, for each module a name resolved into. Init text, other modules, other regions
+//!   and anything unusual are left to C.
 //! - A module event (COMING, LIVE or GOING) since the batch began bumps [`GENERATION`] and sends
 //!   every later question of the batch to C: the index then describes nothing that is
 //!   guaranteed to exist.
 //!
 //! An allocation failure only means C answers.
 
-use core::cell::UnsafeCell;
 use core::ffi::{c_int, c_void, CStr};
 use core::ptr::{self, addr_of, NonNull};
-use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use kernel::alloc::{flags::GFP_KERNEL, KVVec};
 use kernel::bindings;
@@ -38,18 +43,6 @@ use crate::text::KSYM_NAME_LEN;
 
 /// Bumped by the kprobes module notifier on every module event.
 pub static GENERATION: AtomicUsize = AtomicUsize::new(0);
-
-/// The task whose batch is installed, or NULL.
-static OWNER: AtomicPtr<bindings::task_struct> = AtomicPtr::new(ptr::null_mut());
-
-/// The installed batch; only [`OWNER`] reads or writes it.
-struct BatchCell(UnsafeCell<Option<Batch>>);
-
-// SAFETY: the cell is only touched by the task recorded in `OWNER`, which it installs with a
-// compare-exchange from NULL and clears after it dropped the batch: one task at a time.
-unsafe impl Sync for BatchCell {}
-
-static BATCH: BatchCell = BatchCell(UnsafeCell::new(None));
 
 /// A name of the batch that vmlinux does not have.
 struct Name {
@@ -80,54 +73,136 @@ struct ModIndex {
     syms: KVVec<Sym>,
 }
 
-struct Batch {
+/// The symbol answers of one registration batch.
+///
+/// # Invariants
+///
+/// Not changed after [`Batch::build`]. Each name points to its caller's `symbol_name`, live for
+/// the registration call that owns the batch; each module index describes a module that was
+/// live when it was built, whose memory is read only after checking [`GENERATION`] with
+/// preemption off.
+pub struct Batch {
     generation: usize,
     /// Sorted by name bytes, without duplicates.
     names: KVVec<Name>,
     modules: KVVec<ModIndex>,
 }
 
-fn current_task() -> *mut bindings::task_struct {
-    // SAFETY: no requirement; the pointer is only compared, never dereferenced.
-    unsafe { bindings::get_current() }
-}
+// SAFETY: a batch is only read once built (type invariant), and every pointer it holds is
+// dereferenced under conditions that hold on any CPU (the caller's strings for the call, a
+// module's memory after the generation check with preemption off): shared references to it may
+// be used from any task.
+unsafe impl Sync for Batch {}
 
-/// The installed batch, if the current task installed it and no module event happened since.
-fn batch() -> Option<&'static mut Batch> {
-    let owner = OWNER.load(Ordering::Acquire);
-    if owner.is_null() || owner != current_task() {
-        return None;
+impl Batch {
+    /// The batch of the `n` names `name_of(i)`: `None` with fewer than two, or without memory.
+    pub fn build<'a>(n: usize, name_of: impl Fn(usize) -> Option<&'a [u8]>) -> Option<Batch> {
+        if n < 2 {
+            return None;
+        }
+        let generation = GENERATION.load(Ordering::Acquire);
+        let mut b = build(n, &name_of, generation)?;
+        // The modules the names resolved into, each indexed once; those other addresses fall
+        // in are left to C.
+        for i in 0..b.names.len() {
+            let addr = b.names[i].addr;
+            if !b.names[i].found || addr == 0 || b.find(addr).is_some() {
+                continue;
+            }
+            if let Some(index) = index_module(addr) {
+                if b.modules.push(index, GFP_KERNEL).is_err() {
+                    break;
+                }
+            }
+        }
+        Some(b)
     }
-    // SAFETY: only the owner reaches this point (see `BatchCell`), and it never holds two of
-    // these references at once (each service below takes one and drops it).
-    let b = unsafe { (*BATCH.0.get()).as_mut()? };
-    (GENERATION.load(Ordering::Acquire) == b.generation).then_some(b)
-}
 
-/// Runs `f` with the batch of the `n` names `name_of(i)` installed, when there are at least two
-/// and no other batch is; else just runs `f`.
-pub fn run<'a, R>(
-    n: usize,
-    name_of: impl Fn(usize) -> Option<&'a [u8]>,
-    f: impl FnOnce() -> R,
-) -> R {
-    let me = current_task();
-    if n < 2
-        || OWNER
-            .compare_exchange(ptr::null_mut(), me, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-    {
-        return f();
+    /// Whether no module event happened since the batch was built.
+    fn current(&self) -> bool {
+        GENERATION.load(Ordering::Acquire) == self.generation
     }
-    let generation = GENERATION.load(Ordering::Acquire);
-    let b = build(n, &name_of, generation);
-    // SAFETY: `OWNER` is this task (see `BatchCell`); no reference into the cell is live.
-    unsafe { *BATCH.0.get() = b };
-    let r = f();
-    // SAFETY: as above; the batch is dropped before the cell is given up.
-    unsafe { *BATCH.0.get() = None };
-    OWNER.store(ptr::null_mut(), Ordering::Release);
-    r
+
+    /// `kallsyms_lookup_name(name)` from the batch, or `None` for C to answer.
+    pub fn lookup_name(&self, name: &[u8]) -> Option<usize> {
+        if !self.current() {
+            return None;
+        }
+        let i = self.names.binary_search_by(|n| n.bytes().cmp(name)).ok()?;
+        let n = &self.names[i];
+        (!n.to_c).then_some(if n.found { n.addr } else { 0 })
+    }
+
+    /// `find_kallsyms_symbol()` of `addr` from the batch's module indexes: (module index,
+    /// symtab index, size, offset), or `None` for C to answer.
+    fn find(&self, addr: usize) -> Option<(usize, u32, usize, usize)> {
+        let m = self
+            .modules
+            .iter()
+            .position(|m| addr.wrapping_sub(m.base) < m.end - m.base)?;
+        let mi = &self.modules[m];
+        let (idx, size, offset) = symindex::lookup(&mi.syms, mi.base, mi.end, addr)?;
+        Some((m, idx, size, offset))
+    }
+
+    /// `kallsyms_lookup_size_offset(addr)` from the batch, or `None` for C to answer.
+    pub fn lookup_size_offset(&self, addr: usize) -> Option<(usize, usize)> {
+        if !self.current() {
+            return None;
+        }
+        let (_, _, size, offset) = self.find(addr)?;
+        Some((size, offset))
+    }
+
+    /// `lookup_symbol_name(addr)` from the batch: `f` gets the name; `Err(f)` for C to answer.
+    /// As C's, the name is copied out first, so `f` runs after the module may be gone.
+    pub fn with_symbol_name<R, F: FnOnce(Option<&[u8]>) -> R>(
+        &self,
+        addr: usize,
+        f: F,
+    ) -> Result<R, F> {
+        let mut buf = [0u8; KSYM_NAME_LEN];
+        match self.copy_symbol_name(addr, &mut buf) {
+            Some(len) => Ok(f(Some(&buf[..len]))),
+            None => Err(f),
+        }
+    }
+
+    /// Copies the batch's name for `addr` into `buf`; its length, or `None` for C to answer.
+    fn copy_symbol_name(&self, addr: usize, buf: &mut [u8; KSYM_NAME_LEN]) -> Option<usize> {
+        let (m, idx, _, _) = self.find(addr)?;
+        let mi = &self.modules[m];
+        // SAFETY: paired with the enable below. With preemption off, a module not yet notified
+        // GOING when the generation is checked below cannot be freed before preemption is back on
+        // (free_module() waits for an RCU grace period after its notifiers).
+        unsafe { bindings::preempt_disable() };
+        // The generation first: only a module that no event has touched since the batch began is
+        // known to be alive here, so its pointer is read only after this check.
+        let len = self
+            .current()
+            .then(|| {
+                // SAFETY: the module is alive in this section (the generation check above); one
+                // word read, as READ_ONCE().
+                unsafe { ptr::read_volatile(addr_of!((*mi.module).kallsyms)) }
+            })
+            .filter(|&kallsyms| kallsyms.cast_const() == mi.kallsyms)
+            .map(|_| {
+                // SAFETY: `idx` indexes this `mod_kallsyms`, live in this section; its names are
+                // NUL-terminated.
+                let name = unsafe {
+                    let k = &*mi.kallsyms;
+                    let sym = &*k.symtab.add(idx as usize);
+                    CStr::from_ptr(k.strtab.add(sym.st_name as usize).cast()).to_bytes()
+                };
+                // As strscpy() into a KSYM_NAME_LEN buffer.
+                let len = name.len().min(KSYM_NAME_LEN - 1);
+                buf[..len].copy_from_slice(&name[..len]);
+                len
+            });
+        // SAFETY: pairs with the disable above.
+        unsafe { bindings::preempt_enable() };
+        len
+    }
 }
 
 /// Resolves the names vmlinux does not have; `None` (no batch) on allocation failure.
@@ -233,95 +308,6 @@ unsafe extern "C" fn walk_one(data: *mut c_void, name: *const u8, value: usize) 
         }
     }
     0
-}
-
-/// `kallsyms_lookup_name(name)` from the batch, or `None` for C to answer.
-pub fn lookup_name(name: &[u8]) -> Option<usize> {
-    let b = batch()?;
-    let i = b.names.binary_search_by(|n| n.bytes().cmp(name)).ok()?;
-    let n = &b.names[i];
-    (!n.to_c).then_some(if n.found { n.addr } else { 0 })
-}
-
-/// `find_kallsyms_symbol()` of `addr` from the batch: (module index, symtab index, size,
-/// offset), or `None` for C to answer. `may_build`: the caller may sleep, so the index of a
-/// module the batch has not met yet may be built (allocations, a module reference).
-fn find(b: &mut Batch, addr: usize, may_build: bool) -> Option<(usize, u32, usize, usize)> {
-    let m = match b
-        .modules
-        .iter()
-        .position(|m| addr.wrapping_sub(m.base) < m.end - m.base)
-    {
-        Some(m) => m,
-        None if may_build => {
-            let index = index_module(addr)?;
-            b.modules.push(index, GFP_KERNEL).ok()?;
-            b.modules.len() - 1
-        }
-        None => return None,
-    };
-    let mi = &b.modules[m];
-    let (idx, size, offset) = symindex::lookup(&mi.syms, mi.base, mi.end, addr)?;
-    Some((m, idx, size, offset))
-}
-
-/// `kallsyms_lookup_size_offset(addr)` from the batch, or `None` for C to answer. Called where
-/// the caller may sleep (`_kprobe_addr()`, the arch's instruction checks under `text_mutex`),
-/// which is where a module's index is built: `_kprobe_addr()` asks first, for every probe.
-pub fn lookup_size_offset(addr: usize) -> Option<(usize, usize)> {
-    let (_, _, size, offset) = find(batch()?, addr, true)?;
-    Some((size, offset))
-}
-
-/// `lookup_symbol_name(addr)` from the batch: `f` gets the name; `Err(f)` for C to answer.
-/// Called with preemption off (`check_kprobe_address_safe()`): only indexes already built
-/// answer. As C's, the name is copied out first, so `f` runs with the batch released.
-pub fn with_symbol_name<R, F: FnOnce(Option<&[u8]>) -> R>(addr: usize, f: F) -> Result<R, F> {
-    // Before the buffer is cleared: a registration outside any batch pays nothing here.
-    if batch().is_none() {
-        return Err(f);
-    }
-    let mut buf = [0u8; KSYM_NAME_LEN];
-    match copy_symbol_name(addr, &mut buf) {
-        Some(len) => Ok(f(Some(&buf[..len]))),
-        None => Err(f),
-    }
-}
-
-/// Copies the batch's name for `addr` into `buf`; its length, or `None` for C to answer.
-fn copy_symbol_name(addr: usize, buf: &mut [u8; KSYM_NAME_LEN]) -> Option<usize> {
-    let b = batch()?;
-    let (m, idx, _, _) = find(b, addr, false)?;
-    let mi = &b.modules[m];
-    // SAFETY: paired with the enable below. With preemption off, a module not yet notified
-    // GOING when the generation is checked below cannot be freed before preemption is back on
-    // (free_module() waits for an RCU grace period after its notifiers).
-    unsafe { bindings::preempt_disable() };
-    // The generation first: only a module that no event has touched since the batch began is
-    // known to be alive here, so its pointer is read only after this check.
-    let len = (GENERATION.load(Ordering::Acquire) == b.generation)
-        .then(|| {
-            // SAFETY: the module is alive in this section (the generation check above); one
-            // word read, as READ_ONCE().
-            unsafe { ptr::read_volatile(addr_of!((*mi.module).kallsyms)) }
-        })
-        .filter(|&kallsyms| kallsyms.cast_const() == mi.kallsyms)
-        .map(|_| {
-            // SAFETY: `idx` indexes this `mod_kallsyms`, live in this section; its names are
-            // NUL-terminated.
-            let name = unsafe {
-                let k = &*mi.kallsyms;
-                let sym = &*k.symtab.add(idx as usize);
-                CStr::from_ptr(k.strtab.add(sym.st_name as usize).cast()).to_bytes()
-            };
-            // As strscpy() into a KSYM_NAME_LEN buffer.
-            let len = name.len().min(KSYM_NAME_LEN - 1);
-            buf[..len].copy_from_slice(&name[..len]);
-            len
-        });
-    // SAFETY: pairs with the disable above.
-    unsafe { bindings::preempt_enable() };
-    len
 }
 
 /// The index of the core text of the live module holding `addr`, or `None`.
@@ -430,14 +416,16 @@ fn index_pinned(m: NonNull<bindings::module>, addr: usize) -> Option<ModIndex> {
 /// batch's answer for the symbol's size and offset (the x86 arch asks it for every instruction
 /// it decodes, and C's asks `kallsyms_lookup_size_offset()` whenever `addr` is no call site).
 #[cfg(CONFIG_DYNAMIC_FTRACE)]
-pub fn ftrace_location(addr: usize) -> Option<usize> {
-    batch()?;
+pub fn ftrace_location(b: &Batch, addr: usize) -> Option<usize> {
+    if !b.current() {
+        return None;
+    }
     // SAFETY: pure address query (ftrace searches its records under RCU itself).
     let loc = unsafe { bindings::ftrace_location_range(addr, addr) };
     if loc != 0 {
         return Some(loc);
     }
-    let (size, offset) = lookup_size_offset(addr)?;
+    let (size, offset) = b.lookup_size_offset(addr)?;
     if offset != 0 {
         return Some(0);
     }

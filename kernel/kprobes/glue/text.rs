@@ -16,6 +16,7 @@ use kernel::bindings;
 
 use super::handle::{c_str_bytes, Kernel, Module};
 use super::helpers::*;
+use super::symbatch::{self, Batch as SymBatch};
 use crate::errno::{from_c_ret, Result};
 use crate::text::{FtraceOps, KernelText, Ksym, KSYM_NAME_LEN};
 
@@ -50,38 +51,6 @@ pub(super) fn c_name<'a>(
     }
 }
 
-/// The registration batch's answers (`glue/symbatch.rs`), where the kernel has them.
-#[cfg(all(CONFIG_MODULES, CONFIG_KALLSYMS, not(CONFIG_HAVE_FUNCTION_DESCRIPTORS)))]
-use super::symbatch;
-
-/// Without modules (or with function descriptors) a batch has nothing to index.
-#[cfg(not(all(CONFIG_MODULES, CONFIG_KALLSYMS, not(CONFIG_HAVE_FUNCTION_DESCRIPTORS))))]
-mod symbatch {
-    pub(super) fn run<'a, R>(
-        _n: usize,
-        _name_of: impl Fn(usize) -> Option<&'a [u8]>,
-        f: impl FnOnce() -> R,
-    ) -> R {
-        f()
-    }
-    pub(super) fn lookup_name(_name: &[u8]) -> Option<usize> {
-        None
-    }
-    pub(super) fn lookup_size_offset(_addr: usize) -> Option<(usize, usize)> {
-        None
-    }
-    pub(super) fn with_symbol_name<R, F: FnOnce(Option<&[u8]>) -> R>(
-        _addr: usize,
-        f: F,
-    ) -> Result<R, F> {
-        Err(f)
-    }
-    #[cfg(CONFIG_DYNAMIC_FTRACE)]
-    pub(super) fn ftrace_location(_addr: usize) -> Option<usize> {
-        None
-    }
-}
-
 impl KernelText for Kernel {
     type Module = Module;
 
@@ -89,12 +58,17 @@ impl KernelText for Kernel {
         &'a self,
         n: usize,
         name_of: impl Fn(usize) -> Option<&'a [u8]>,
-        f: impl FnOnce() -> R,
+        f: impl FnOnce(&Self) -> R,
     ) -> R {
-        symbatch::run(n, name_of, f)
+        match SymBatch::build(n, name_of) {
+            // The call's own platform; its batch points to the caller's names, which outlive
+            // it: it is dropped before this returns.
+            Some(b) => f(&Kernel { syms: Some(b) }),
+            None => f(self),
+        }
     }
     fn kallsyms_lookup_name(&self, name: &[u8]) -> usize {
-        if let Some(addr) = symbatch::lookup_name(name) {
+        if let Some(addr) = self.syms.as_ref().and_then(|b| b.lookup_name(name)) {
             return addr;
         }
         let mut buf = MaybeUninit::uninit();
@@ -105,7 +79,7 @@ impl KernelText for Kernel {
         unsafe { bindings::kallsyms_lookup_name(c.as_ptr().cast()) as usize }
     }
     fn kallsyms_lookup_size_offset(&self, addr: usize) -> Option<(usize, usize)> {
-        if let Some(answer) = symbatch::lookup_size_offset(addr) {
+        if let Some(answer) = self.syms.as_ref().and_then(|b| b.lookup_size_offset(addr)) {
             return Some(answer);
         }
         let (mut size, mut offset) = (0, 0);
@@ -140,9 +114,12 @@ impl KernelText for Kernel {
         f(sym)
     }
     fn lookup_symbol_name<R>(&self, addr: usize, f: impl FnOnce(Option<&[u8]>) -> R) -> R {
-        let f = match symbatch::with_symbol_name(addr, f) {
-            Ok(r) => return r,
-            Err(f) => f,
+        let f = match self.syms.as_ref() {
+            Some(b) => match b.with_symbol_name(addr, f) {
+                Ok(r) => return r,
+                Err(f) => f,
+            },
+            None => f,
         };
         // Not zeroed, as C's is not (a 512-byte memset twice per registration): only the bytes
         // up to the name's NUL, which lookup_symbol_name() writes, are ever read.
@@ -314,7 +291,11 @@ impl KernelText for Kernel {
         // A function with CONFIG_DYNAMIC_FTRACE, an inline returning 0 without.
         #[cfg(CONFIG_DYNAMIC_FTRACE)]
         {
-            if let Some(loc) = symbatch::ftrace_location(addr) {
+            if let Some(loc) = self
+                .syms
+                .as_ref()
+                .and_then(|b| symbatch::ftrace_location(b, addr))
+            {
                 return loc;
             }
             // SAFETY: pure address query.

@@ -84,14 +84,14 @@ fn read_insn(addr: usize) -> Option<u32> {
 
 /// What the decisions read from the running kernel, for probes being prepared under
 /// `kprobe_mutex`.
-struct Text;
+struct Text<'k>(&'k Kernel);
 
-impl dec::KernelText for Text {
+impl dec::KernelText for Text<'_> {
     fn read_insn(&self, addr: u64) -> Option<u32> {
         read_insn(addr as usize)
     }
     fn lookup_size_offset(&self, addr: u64) -> Option<dec::SymbolSpan> {
-        KERNEL
+        self.0
             .kallsyms_lookup_size_offset(addr as usize)
             .map(|(size, offset)| dec::SymbolSpan {
                 size: size as u64,
@@ -350,7 +350,7 @@ impl ArchHooks<Kernel> for Arm64 {
                 unsafe { (*p.as_ptr()).opcode = opcode };
             }
         }
-        let prep = dec::prepare_kprobe(&Text, addr as u64)
+        let prep = dec::prepare_kprobe(&Text(s), addr as u64)
             .map_err(|e| Errno::from_neg(e).unwrap_or(Errno::EINVAL))?;
         // SAFETY: as above.
         let api = unsafe { &mut *api(p) };

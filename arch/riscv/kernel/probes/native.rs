@@ -86,14 +86,14 @@ fn read_u16(addr: usize) -> Option<u16> {
 
 /// What the decisions read from the running kernel, for probes being prepared under
 /// `kprobe_mutex`.
-struct Text;
+struct Text<'k>(&'k Kernel);
 
-impl dec::KernelText for Text {
+impl dec::KernelText for Text<'_> {
     fn read_u16(&self, addr: u64) -> Option<u16> {
         read_u16(addr as usize)
     }
     fn lookup_offset(&self, addr: u64) -> Option<u64> {
-        KERNEL
+        self.0
             .kallsyms_lookup_size_offset(addr as usize)
             .map(|(_, offset)| offset as u64)
     }
@@ -241,7 +241,7 @@ impl ArchHooks<Kernel> for Riscv {
 
     fn prepare_kprobe(s: &Kernel, p: Kp) -> Result {
         let addr = s.addr(p);
-        let prep = match dec::prepare_kprobe(&Text, addr as u64, cfg!(CONFIG_RISCV_ISA_C)) {
+        let prep = match dec::prepare_kprobe(&Text(s), addr as u64, cfg!(CONFIG_RISCV_ISA_C)) {
             Ok(prep) => prep,
             Err(e) => {
                 if e == dec::errno::EINVAL {

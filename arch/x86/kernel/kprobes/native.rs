@@ -85,7 +85,7 @@ fn ainsn(p: Kp) -> *mut bindings::arch_specific_insn {
 }
 
 /// What the decisions read from the running kernel (`crate::x86::KernelText`), for probes
-/// being prepared under `kprobe_mutex`: one for each decision (`Text::new()`).
+/// being prepared under `kprobe_mutex`: one for each decision (`Text::new(s)`).
 ///
 /// The decisions read the text an instruction at a time, as C's decoder does straight from
 /// the text; here each read is a `copy_from_kernel_nofault()`, so the bytes are copied a
@@ -93,7 +93,9 @@ fn ainsn(p: Kp) -> *mut bindings::arch_specific_insn {
 /// as long as one decision: the length of an instruction never changes under it (text
 /// patching replaces an instruction with one of the same length, or with int3 that `recover`
 /// undoes from the probe table, which the decision reads per address).
-struct Text {
+struct Text<'k> {
+    /// The platform of the call: a registration batch's has its symbol answers.
+    k: &'k Kernel,
     /// The address of the window's first byte (0: empty).
     base: Cell<usize>,
     /// The text at `base`.
@@ -103,9 +105,10 @@ struct Text {
 /// Bytes of text copied at once by [`Text`].
 const TEXT_WINDOW: usize = 64;
 
-impl Text {
-    fn new() -> Self {
+impl<'k> Text<'k> {
+    fn new(k: &'k Kernel) -> Self {
         Self {
+            k,
             base: Cell::new(0),
             window: Cell::new([0; TEXT_WINDOW]),
         }
@@ -166,7 +169,7 @@ impl Text {
     }
 }
 
-impl dec::KernelText for Text {
+impl dec::KernelText for Text<'_> {
     fn displacement_does_not_fit(&self, newdisp: i64) {
         services::pr_displacement_does_not_fit(newdisp);
     }
@@ -177,7 +180,7 @@ impl dec::KernelText for Text {
             return found;
         }
         let kp = table::get_kprobe(&KERNEL, addr);
-        let ftrace = KERNEL.ftrace_location(addr) == addr;
+        let ftrace = self.k.ftrace_location(addr) == addr;
         let mut buf = self.read(addr)?;
         // SAFETY: a hashed probe is live under kprobe_mutex.
         let opcode = kp.map(|kp| unsafe { (*kp.as_ptr()).opcode });
@@ -185,7 +188,7 @@ impl dec::KernelText for Text {
         Some(buf)
     }
     fn lookup_size_offset(&self, addr: u64) -> Option<dec::SymbolSpan> {
-        KERNEL
+        self.k
             .kallsyms_lookup_size_offset(addr as usize)
             .map(|(size, offset)| dec::SymbolSpan {
                 size: size as u64,
@@ -481,7 +484,7 @@ impl ArchHooks<Kernel> for X86 {
         let addr = s.addr(p);
         let cfg = config();
         // Upstream's order of refusals: alternatives, can_probe, then the slot.
-        dec::check_kprobe(&Text::new(), &cfg, addr as u64)
+        dec::check_kprobe(&Text::new(s), &cfg, addr as u64)
             .map_err(|e| Errno::from_neg(e).unwrap_or(Errno::EINVAL))?;
         let a = ainsn(p);
         // SAFETY: `p` is being registered under kprobe_mutex: nobody else uses `ainsn`; all
@@ -492,7 +495,7 @@ impl ArchHooks<Kernel> for X86 {
             return Err(Errno::ENOMEM);
         }
         let prep = match dec::copy_kprobe(
-            &Text::new(),
+            &Text::new(s),
             &cfg,
             addr as u64,
             slot as u64,
@@ -644,7 +647,7 @@ impl ArchHooks<Kernel> for X86 {
     fn check_optimized_kprobe(s: &Kernel, ap: Kp) -> Result {
         // SAFETY: as above.
         let size = unsafe { (*op_of(ap)).optinsn.size };
-        dec::check_optimized_kprobe(&Text::new(), s.addr(ap) as u64, size)
+        dec::check_optimized_kprobe(&Text::new(s), s.addr(ap) as u64, size)
             .map_err(|e| Errno::from_neg(e).unwrap_or(Errno::EINVAL))
     }
 
@@ -735,7 +738,7 @@ mod opt {
     pub(super) fn prepare(s: &Kernel, ap: Kp) {
         let addr = s.addr(ap) as u64;
         let cfg = config();
-        if !dec::can_optimize(&Text::new(), &cfg, addr) {
+        if !dec::can_optimize(&Text::new(s), &cfg, addr) {
             return;
         }
         let tmpl = template();
@@ -750,7 +753,15 @@ mod opt {
         let op = op_of(ap);
         // SAFETY: `op` is live; kprobe_mutex held.
         unsafe { (*op).optinsn.insn = slot };
-        match dec::build_detour(&Text::new(), &cfg, addr, slot as u64, op as u64, &tmpl, buf) {
+        match dec::build_detour(
+            &Text::new(s),
+            &cfg,
+            addr,
+            slot as u64,
+            op as u64,
+            &tmpl,
+            buf,
+        ) {
             Ok(o) => {
                 // SAFETY: as above.
                 unsafe { (*op).optinsn.size = o.size };
