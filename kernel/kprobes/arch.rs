@@ -16,7 +16,7 @@
 
 use super::errno::{Errno, Result};
 use super::report::Report;
-use super::store::ProbeStore;
+use super::store::{Aggr, ProbeStore};
 use super::text::KernelText;
 
 /// Probe storage, kernel services and the kernel log: what the core and the arch hooks act on.
@@ -66,25 +66,25 @@ pub trait ArchHooks<S: Storage> {
     // say "nothing is optimized".
 
     /// `arch_prepared_optinsn(&op->optinsn)`: a detour buffer is ready.
-    fn prepared_optinsn(_s: &S, _ap: S::Probe) -> bool {
+    fn prepared_optinsn(_s: &S, _ap: Aggr<S::Probe>) -> bool {
         false
     }
     /// `arch_check_optimized_kprobe(op)`: no other probe inside the jump range.
-    fn check_optimized_kprobe(_s: &S, _ap: S::Probe) -> Result {
+    fn check_optimized_kprobe(_s: &S, _ap: Aggr<S::Probe>) -> Result {
         Err(Errno::EINVAL)
     }
     /// `arch_prepare_optimized_kprobe(op, orig)`: build the detour (result is ignored, as in C).
-    fn prepare_optimized_kprobe(_s: &S, _ap: S::Probe, _orig: S::Probe) {}
+    fn prepare_optimized_kprobe(_s: &S, _ap: Aggr<S::Probe>, _orig: S::Probe) {}
     /// `arch_remove_optimized_kprobe(op)`: free the detour buffer.
-    fn remove_optimized_kprobe(_s: &S, _ap: S::Probe) {}
+    fn remove_optimized_kprobe(_s: &S, _ap: Aggr<S::Probe>) {}
     /// `arch_optimize_kprobes(&optimizing_list)`: install jumps, taking entries off the queue.
     fn optimize_kprobes(_s: &S) {}
     /// `arch_unoptimize_kprobes(&unoptimizing_list, &freeing_list)`: remove jumps, move entries.
     fn unoptimize_kprobes(_s: &S) {}
     /// `arch_unoptimize_kprobe(op)`: remove one jump now.
-    fn unoptimize_kprobe(_s: &S, _ap: S::Probe) {}
+    fn unoptimize_kprobe(_s: &S, _ap: Aggr<S::Probe>) {}
     /// `arch_within_optimized_kprobe(op, addr)`: `addr` lies under the jump of `ap`.
-    fn within_optimized_kprobe(_s: &S, _ap: S::Probe, _addr: usize) -> bool {
+    fn within_optimized_kprobe(_s: &S, _ap: Aggr<S::Probe>, _addr: usize) -> bool {
         false
     }
 

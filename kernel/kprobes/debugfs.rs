@@ -17,7 +17,7 @@ use core::ops::ControlFlow;
 
 use super::arch::Arch;
 use super::blacklist::BlacklistStore;
-use super::store::{flags_disabled, flags_ftrace, flags_gone, flags_optimized};
+use super::store::{flags_disabled, flags_ftrace, flags_gone, flags_optimized, Aggr};
 use super::text::Ksym;
 
 /// Where formatted bytes go (`seq_write()` in the kernel).
@@ -186,9 +186,9 @@ pub fn show_kprobe_addr<A: Arch>(a: &A, bucket: usize, show: bool, w: &mut impl 
                 flags: a.flags(kp),
                 entry_flags,
             };
-            if a.is_aggr(p) {
+            if let Some(ap) = Aggr::of(a, p) {
                 let ef = a.flags(p);
-                let _ = a.for_each_child(p, |kp| {
+                let _ = a.for_each_child(ap, |kp| {
                     report_probe(w, &line(kp, ef));
                     ControlFlow::Continue(())
                 });

@@ -16,7 +16,7 @@
 use super::arch::{Arch, ArchHooks};
 use super::report::{Message, WarnSite};
 use super::store::{
-    flags_disabled, flags_ftrace, flags_gone, flags_optimized, KprobeState, OptQueue,
+    flags_disabled, flags_ftrace, flags_gone, flags_optimized, Aggr, KprobeState, OptQueue,
     KPROBE_FLAG_DISABLED, KPROBE_FLAG_OPTIMIZED,
 };
 use super::table::{for_each_kprobe, get_kprobe, kprobe_unused};
@@ -30,34 +30,44 @@ fn set_flag<A: Arch>(a: &A, p: A::Probe, flag: u32) {
 }
 
 /// `free_aggr_kprobe()`: release the detour, the slot, and the aggregate's memory.
-pub fn free_aggr_kprobe<A: Arch>(a: &A, ap: A::Probe) {
+pub fn free_aggr_kprobe<A: Arch>(a: &A, ap: Aggr<A::Probe>) {
     if A::OPTPROBES {
         A::Hooks::remove_optimized_kprobe(a, ap);
     }
-    A::Hooks::remove_kprobe(a, ap);
+    A::Hooks::remove_kprobe(a, ap.kp());
     a.kfree_aggr_kprobe(ap);
 }
 
-/// `kprobe_optready()`: `p` is an aggregate with a prepared detour.
-pub fn kprobe_optready<A: Arch>(a: &A, p: A::Probe) -> bool {
-    A::OPTPROBES && a.is_aggr(p) && A::Hooks::prepared_optinsn(a, p)
+/// `p` as an aggregate, if it is one and the optimizer exists (C's `#ifdef CONFIG_OPTPROBES`
+/// around every `container_of(p, struct optimized_kprobe, kp)`).
+fn opt_aggr<A: Arch>(a: &A, p: A::Probe) -> Option<Aggr<A::Probe>> {
+    if A::OPTPROBES {
+        Aggr::of(a, p)
+    } else {
+        None
+    }
+}
+
+/// `kprobe_optready()`: `p` is an aggregate with a prepared detour; that aggregate.
+pub fn kprobe_optready<A: Arch>(a: &A, p: A::Probe) -> Option<Aggr<A::Probe>> {
+    opt_aggr(a, p).filter(|&ap| A::Hooks::prepared_optinsn(a, ap))
 }
 
 /// `kprobe_disarmed()`: disabled, and (for an aggregate) not queued. `p` is on the hash.
 pub fn kprobe_disarmed<A: Arch>(a: &A, p: A::Probe) -> bool {
-    if !A::OPTPROBES || !a.is_aggr(p) {
-        return flags_disabled(a.flags(p));
+    match opt_aggr(a, p) {
+        None => flags_disabled(a.flags(p)),
+        Some(ap) => flags_disabled(a.flags(p)) && a.op_list_empty(ap),
     }
-    flags_disabled(a.flags(p)) && a.op_list_empty(p)
 }
 
 /// `kprobe_queued()`: an aggregate on one of the optimizer queues.
 pub fn kprobe_queued<A: Arch>(a: &A, p: A::Probe) -> bool {
-    A::OPTPROBES && a.is_aggr(p) && !a.op_list_empty(p)
+    opt_aggr(a, p).is_some_and(|ap| !a.op_list_empty(ap))
 }
 
 /// `get_optimized_kprobe()`: an optimized probe whose jump covers `addr` (not at `addr`).
-pub fn get_optimized_kprobe<A: Arch>(a: &A, addr: usize) -> Option<A::Probe> {
+pub fn get_optimized_kprobe<A: Arch>(a: &A, addr: usize) -> Option<Aggr<A::Probe>> {
     if !A::OPTPROBES || A::OPCODE_SIZE == 0 {
         return None;
     }
@@ -65,11 +75,14 @@ pub fn get_optimized_kprobe<A: Arch>(a: &A, addr: usize) -> Option<A::Probe> {
         let Some(p) = get_kprobe(a, addr.wrapping_sub(i * A::OPCODE_SIZE)) else {
             continue;
         };
-        if !kprobe_optready(a, p) || kprobe_disarmed(a, p) {
+        let Some(ap) = kprobe_optready(a, p) else {
+            continue;
+        };
+        if kprobe_disarmed(a, p) {
             continue;
         }
-        if A::Hooks::within_optimized_kprobe(a, p, addr) {
-            return Some(p);
+        if A::Hooks::within_optimized_kprobe(a, ap, addr) {
+            return Some(ap);
         }
     }
     None
@@ -85,12 +98,12 @@ pub fn reoptimize_around<A: Arch>(a: &A, st: &KprobeState, addr: usize) {
         return;
     }
     if let Some(op) = get_optimized_kprobe(a, addr) {
-        optimize_kprobe(a, st, op);
+        optimize_kprobe(a, st, op.kp());
     }
 }
 
 /// `optprobe_queued_unopt()`: `ap` is on the unoptimizing queue.
-pub fn optprobe_queued_unopt<A: Arch>(a: &A, ap: A::Probe) -> bool {
+pub fn optprobe_queued_unopt<A: Arch>(a: &A, ap: Aggr<A::Probe>) -> bool {
     A::OPTPROBES && a.queue_contains(OptQueue::Unoptimizing, ap)
 }
 
@@ -111,13 +124,14 @@ fn do_unoptimize_kprobes<A: Arch>(a: &A) {
         A::Hooks::unoptimize_kprobes(a);
     }
     a.queue_for_each_safe(OptQueue::Freeing, |op| {
-        clear_flag(a, op, KPROBE_FLAG_OPTIMIZED);
-        let f = a.flags(op);
+        let kp = op.kp();
+        clear_flag(a, kp, KPROBE_FLAG_OPTIMIZED);
+        let f = a.flags(kp);
         if flags_disabled(f) && !flags_gone(f) {
-            A::Hooks::disarm_kprobe(a, op);
+            A::Hooks::disarm_kprobe(a, kp);
         }
-        if kprobe_unused(a, op) {
-            a.hlist_del_rcu(op);
+        if kprobe_unused(a, kp) {
+            a.hlist_del_rcu(kp);
         } else {
             a.queue_del_init(op);
         }
@@ -136,12 +150,12 @@ fn do_unoptimize_kprobes<A: Arch>(a: &A) {
 fn do_free_cleaned_kprobes<A: Arch>(a: &A, st: &KprobeState) {
     a.queue_for_each_safe(OptQueue::Freeing, |op| {
         a.queue_del_init(op);
-        if !kprobe_unused(a, op) {
+        if !kprobe_unused(a, op.kp()) {
             // Must not happen; a probe still in use stays on the hash.
             a.warn(WarnSite::DoFreeCleanedKprobes);
             return;
         }
-        reoptimize_around(a, st, a.addr(op));
+        reoptimize_around(a, st, a.addr(op.kp()));
         free_aggr_kprobe(a, op);
     });
 }
@@ -179,83 +193,86 @@ pub fn wait_for_kprobe_optimizer<A: Arch>(a: &A) {
 
 /// `optimize_kprobe()`: queue `p` for optimization if it qualifies.
 pub fn optimize_kprobe<A: Arch>(a: &A, st: &KprobeState, p: A::Probe) {
-    if !kprobe_optready(a, p)
-        || !st.allow_optimization
-        || flags_disabled(a.flags(p))
-        || st.all_disarmed
-    {
+    let Some(ap) = kprobe_optready(a, p) else {
+        return;
+    };
+    if !st.allow_optimization || flags_disabled(a.flags(p)) || st.all_disarmed {
         return;
     }
     if a.has_post_handler(p) {
         return;
     }
-    if A::Hooks::check_optimized_kprobe(a, p).is_err() {
+    if A::Hooks::check_optimized_kprobe(a, ap).is_err() {
         return;
     }
     if flags_optimized(a.flags(p)) {
-        if optprobe_queued_unopt(a, p) {
-            a.queue_del_init(p);
+        if optprobe_queued_unopt(a, ap) {
+            a.queue_del_init(ap);
         }
         return;
     }
     set_flag(a, p, KPROBE_FLAG_OPTIMIZED);
-    if a.queue_contains(OptQueue::Freeing, p) {
+    if a.queue_contains(OptQueue::Freeing, ap) {
         // Divergence from upstream 6.12, which WARNs here and leaves the probe a breakpoint for
         // good: a used aggregate forced off the unoptimizing queue (a post_handler joined it, a
         // probe was armed under its jump, or a global disarm) waits on the freeing list for the
         // optimizer to take it off. Its jump is gone and its breakpoint armed, exactly what the
         // optimizing queue expects.
-        a.queue_move(p, OptQueue::Optimizing);
+        a.queue_move(ap, OptQueue::Optimizing);
         a.kick_kprobe_optimizer();
         return;
     }
     // On the optimizing and unoptimizing queues an aggregate must have OPTIMIZED.
-    if !a.op_list_empty(p) {
+    if !a.op_list_empty(ap) {
         a.warn(WarnSite::OptimizeKprobe);
         return;
     }
-    a.queue_add(p, OptQueue::Optimizing);
+    a.queue_add(ap, OptQueue::Optimizing);
     a.kick_kprobe_optimizer();
 }
 
-fn force_unoptimize_kprobe<A: Arch>(a: &A, op: A::Probe) {
+fn force_unoptimize_kprobe<A: Arch>(a: &A, op: Aggr<A::Probe>) {
     a.assert_cpus_held();
     A::Hooks::unoptimize_kprobe(a, op);
-    clear_flag(a, op, KPROBE_FLAG_OPTIMIZED);
+    clear_flag(a, op.kp(), KPROBE_FLAG_OPTIMIZED);
 }
 
 /// `unoptimize_kprobe()`: dequeue, queue for unoptimizing, or (with `force`) unoptimize now.
 pub fn unoptimize_kprobe<A: Arch>(a: &A, p: A::Probe, force: bool) {
-    if !A::OPTPROBES || !a.is_aggr(p) {
+    let Some(ap) = opt_aggr(a, p) else {
         return;
-    }
+    };
     // One read of the flags for kprobe_disarmed() (of an aggregate) and the OPTIMIZED test.
     let f = a.flags(p);
-    if (flags_disabled(f) && a.op_list_empty(p)) || !flags_optimized(f) {
+    if (flags_disabled(f) && a.op_list_empty(ap)) || !flags_optimized(f) {
         return;
     }
-    if !a.op_list_empty(p) {
-        if optprobe_queued_unopt(a, p) {
+    if !a.op_list_empty(ap) {
+        if optprobe_queued_unopt(a, ap) {
             if force {
-                force_unoptimize_kprobe(a, p);
-                a.queue_move(p, OptQueue::Freeing);
+                force_unoptimize_kprobe(a, ap);
+                a.queue_move(ap, OptQueue::Freeing);
             }
         } else {
-            a.queue_del_init(p);
+            a.queue_del_init(ap);
             clear_flag(a, p, KPROBE_FLAG_OPTIMIZED);
         }
         return;
     }
     if force {
-        force_unoptimize_kprobe(a, p);
+        force_unoptimize_kprobe(a, ap);
     } else {
-        a.queue_add(p, OptQueue::Unoptimizing);
+        a.queue_add(ap, OptQueue::Unoptimizing);
         a.kick_kprobe_optimizer();
     }
 }
 
 /// `reuse_unused_kprobe()`: revive an unused aggregate that waits to be unoptimized.
-pub fn reuse_unused_kprobe<A: Arch>(a: &A, st: &KprobeState, ap: A::Probe) -> super::errno::Result {
+pub fn reuse_unused_kprobe<A: Arch>(
+    a: &A,
+    st: &KprobeState,
+    ap: Aggr<A::Probe>,
+) -> super::errno::Result {
     if !A::OPTPROBES {
         // Without OPTPROBES an unused aggregate is freed with its last child: never reached.
         a.warn(WarnSite::ReuseUnusedKprobe);
@@ -265,38 +282,38 @@ pub fn reuse_unused_kprobe<A: Arch>(a: &A, st: &KprobeState, ap: A::Probe) -> su
     if a.op_list_empty(ap) {
         a.warn(WarnSite::ReuseUnusedKprobe);
     }
-    clear_flag(a, ap, KPROBE_FLAG_DISABLED);
-    if !kprobe_optready(a, ap) {
+    clear_flag(a, ap.kp(), KPROBE_FLAG_DISABLED);
+    if kprobe_optready(a, ap.kp()).is_none() {
         return Err(super::errno::Errno::EINVAL);
     }
-    optimize_kprobe(a, st, ap);
+    optimize_kprobe(a, st, ap.kp());
     Ok(())
 }
 
 /// `kill_optimized_kprobe()`: dequeue and drop the detour without touching the (freed) text.
-pub fn kill_optimized_kprobe<A: Arch>(a: &A, p: A::Probe) {
+pub fn kill_optimized_kprobe<A: Arch>(a: &A, ap: Aggr<A::Probe>) {
     if !A::OPTPROBES {
         return;
     }
-    if !a.op_list_empty(p) {
-        a.queue_del_init(p);
+    if !a.op_list_empty(ap) {
+        a.queue_del_init(ap);
     }
-    clear_flag(a, p, KPROBE_FLAG_OPTIMIZED);
-    if kprobe_unused(a, p) && optprobe_queued_unopt(a, p) {
-        a.queue_move(p, OptQueue::Freeing);
+    clear_flag(a, ap.kp(), KPROBE_FLAG_OPTIMIZED);
+    if kprobe_unused(a, ap.kp()) && optprobe_queued_unopt(a, ap) {
+        a.queue_move(ap, OptQueue::Freeing);
     }
-    A::Hooks::remove_optimized_kprobe(a, p);
+    A::Hooks::remove_optimized_kprobe(a, ap);
 }
 
-/// `prepare_optimized_kprobe()`: try to build the detour of `p` (not for ftrace probes).
-pub fn prepare_optimized_kprobe<A: Arch>(a: &A, p: A::Probe) {
-    if A::OPTPROBES && !flags_ftrace(a.flags(p)) {
-        A::Hooks::prepare_optimized_kprobe(a, p, p);
+/// `prepare_optimized_kprobe()`: try to build the detour of `ap` (not for ftrace probes).
+pub fn prepare_optimized_kprobe<A: Arch>(a: &A, ap: Aggr<A::Probe>) {
+    if A::OPTPROBES && !flags_ftrace(a.flags(ap.kp())) {
+        A::Hooks::prepare_optimized_kprobe(a, ap, ap.kp());
     }
 }
 
 /// `alloc_aggr_kprobe()`: a new aggregate for the address of `p`, detour attempted.
-pub fn alloc_aggr_kprobe<A: Arch>(a: &A, p: A::Probe) -> Option<A::Probe> {
+pub fn alloc_aggr_kprobe<A: Arch>(a: &A, p: A::Probe) -> Option<Aggr<A::Probe>> {
     let ap = a.alloc_aggr_kprobe(a.addr(p))?;
     if A::OPTPROBES && !flags_ftrace(a.flags(p)) {
         A::Hooks::prepare_optimized_kprobe(a, ap, p);
@@ -319,7 +336,7 @@ pub fn try_to_optimize_kprobe<A: Arch>(a: &A, st: &KprobeState, p: A::Probe) {
             return;
         }
         super::aggr::init_aggr_kprobe(a, ap, p);
-        optimize_kprobe(a, st, ap);
+        optimize_kprobe(a, st, ap.kp());
     });
 }
 

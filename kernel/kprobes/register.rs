@@ -32,7 +32,7 @@ use super::optimizer::{
 };
 use super::report::{Message, WarnSite};
 use super::store::{
-    flags_disabled, flags_ftrace, flags_gone, hash_ptr, KprobeState, OptQueue,
+    flags_disabled, flags_ftrace, flags_gone, hash_ptr, Aggr, KprobeState, OptQueue,
     KPROBE_FLAG_DISABLED, KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_ON_FUNC_ENTRY,
     KPROBE_TABLE_SIZE,
 };
@@ -174,7 +174,7 @@ fn prepare_kprobe<A: Arch>(a: &A, p: A::Probe) -> Result {
 fn arm_kprobe_locked<A: Arch>(a: &A, st: &KprobeState, p: A::Probe) {
     a.assert_text_mutex_held();
     if let Some(op) = get_optimized_kprobe(a, a.addr(p)) {
-        unoptimize_kprobe(a, op, true);
+        unoptimize_kprobe(a, op.kp(), true);
     }
     A::Hooks::arm_kprobe(a, p);
     optimize_kprobe(a, st, p);
@@ -197,7 +197,9 @@ fn disarm_kprobe_locked<A: Arch>(
     // state the breakpoint stays without its kprobe: an "Oops: int3" on the next hit (README,
     // "The kprobes/enabled race"). On the freeing list the jump is already gone, so the global
     // disarm disarms it here.
-    if !kprobe_queued(a, p) || (st.all_disarmed && a.queue_contains(OptQueue::Freeing, p)) {
+    let on_freeing_list =
+        || Aggr::of(a, p).is_some_and(|ap| a.queue_contains(OptQueue::Freeing, ap));
+    if !kprobe_queued(a, p) || (st.all_disarmed && on_freeing_list()) {
         // In a batch, written with its other breakpoints, before the optimizer (which needs
         // kprobe_mutex) can act on what follows.
         if !batch.record_disarm(a, p) {
@@ -254,12 +256,12 @@ fn disarm_kprobe_in<A: Arch>(
     Ok(())
 }
 
-fn add_new_kprobe<A: Arch>(a: &A, ap: A::Probe, p: A::Probe) {
+fn add_new_kprobe<A: Arch>(a: &A, ap: Aggr<A::Probe>, p: A::Probe) {
     if a.has_post_handler(p) {
-        unoptimize_kprobe(a, ap, true);
+        unoptimize_kprobe(a, ap.kp(), true);
     }
     a.list_add_rcu(p, ap);
-    if a.has_post_handler(p) && !a.has_post_handler(ap) {
+    if a.has_post_handler(p) && !a.has_post_handler(ap.kp()) {
         a.set_aggr_post_handler(ap, true);
     }
 }
@@ -272,25 +274,33 @@ fn register_aggr_kprobe<A: Arch>(
     orig_p: A::Probe,
     p: A::Probe,
 ) -> Result {
-    let mut ap = orig_p;
     let ro: &KprobeState = st;
-    a.text_locked(true, || -> Result {
-        if !a.is_aggr(orig_p) {
-            ap = alloc_aggr_kprobe(a, orig_p).ok_or(Errno::ENOMEM)?;
-            super::aggr::init_aggr_kprobe(a, ap, orig_p);
-        } else if kprobe_unused(a, ap) {
-            reuse_unused_kprobe(a, ro, ap)?;
-        }
+    let agg = a.text_locked(true, || -> Result<Aggr<A::Probe>> {
+        let agg = match Aggr::of(a, orig_p) {
+            None => {
+                let agg = alloc_aggr_kprobe(a, orig_p).ok_or(Errno::ENOMEM)?;
+                super::aggr::init_aggr_kprobe(a, agg, orig_p);
+                agg
+            }
+            Some(agg) => {
+                if kprobe_unused(a, orig_p) {
+                    reuse_unused_kprobe(a, ro, agg)?;
+                }
+                agg
+            }
+        };
+        let ap = agg.kp();
         if flags_gone(a.flags(ap)) {
             // The slot went with the freed text: prepare again; on failure `ap` stays for reuse.
             A::Hooks::prepare_kprobe(a, ap)?;
-            prepare_optimized_kprobe(a, ap);
+            prepare_optimized_kprobe(a, agg);
             a.set_flags(ap, (a.flags(ap) & !KPROBE_FLAG_GONE) | KPROBE_FLAG_DISABLED);
         }
         a.copy_kprobe(ap, p);
-        add_new_kprobe(a, ap, p);
-        Ok(())
+        add_new_kprobe(a, agg, p);
+        Ok(agg)
     })?;
+    let ap = agg.kp();
     if flags_disabled(a.flags(ap)) && !flags_disabled(a.flags(p)) {
         clear_flag(a, ap, KPROBE_FLAG_DISABLED);
         if !st.all_disarmed {
@@ -582,7 +592,7 @@ fn disable_found_locked<A: Arch>(
         if p != orig_p {
             set_flag(a, p, KPROBE_FLAG_DISABLED);
         }
-        if p == orig_p || aggr_kprobe_disabled(a, orig_p) {
+        if p == orig_p || Aggr::of(a, orig_p).is_some_and(|ap| aggr_kprobe_disabled(a, ap)) {
             // Not lazy: even with kprobes armed globally, orig_p may not have been armed.
             if !st.all_disarmed && !flags_disabled(a.flags(orig_p)) {
                 if let Err(e) = disarm_kprobe_in(a, st, batch, orig_p, true) {
@@ -618,17 +628,19 @@ fn unregister_kprobe_top<A: Arch>(
         unlink_kprobe(a, batch, ap);
         return Ok(());
     }
-    // What follows expects an aggregate.
-    if !a.is_aggr(ap) {
+    // What follows expects an aggregate (`ap` owns `p`, so it is one): C WARNs and goes on
+    // treating `ap` as one; here a probe that is not one is left as it is.
+    let Some(agg) = Aggr::of(a, ap) else {
         a.warn(WarnSite::UnregisterKprobeTop);
-    }
+        return Ok(());
+    };
     if a.list_is_singular(ap) && kprobe_disarmed(a, ap) {
         unlink_kprobe(a, batch, ap);
         return Ok(());
     }
     if a.has_post_handler(p) && !flags_gone(a.flags(p)) {
         let other_post = a
-            .for_each_child(ap, |lp| {
+            .for_each_child(agg, |lp| {
                 if lp != p && a.has_post_handler(lp) {
                     ControlFlow::Break(())
                 } else {
@@ -638,7 +650,7 @@ fn unregister_kprobe_top<A: Arch>(
             .is_break();
         // An ftrace aggregate keeps its post_handler: it marks the IPMODIFY ops it is armed on.
         if !other_post && !flags_ftrace(a.flags(ap)) {
-            a.set_aggr_post_handler(ap, false);
+            a.set_aggr_post_handler(agg, false);
         }
     }
     a.list_del_rcu(p);
@@ -698,9 +710,12 @@ pub fn unregister_kprobe_bottom<A: Arch>(a: &A, p: A::Probe) {
     if a.list_empty(p) {
         A::Hooks::remove_kprobe(a, p);
     } else if a.list_is_singular(p) {
-        let ap = a.list_next_entry(p);
+        // The only other entry of a child's list is its aggregate's head.
+        let ap = Aggr::of(a, a.list_next_entry(p));
         a.list_del(p);
-        super::optimizer::free_aggr_kprobe(a, ap);
+        if let Some(ap) = ap {
+            super::optimizer::free_aggr_kprobe(a, ap);
+        }
     }
 }
 
@@ -913,13 +928,13 @@ pub fn kill_kprobe<A: Arch>(a: &A, st: &mut KprobeState, p: A::Probe) {
         let _ = disarm_kprobe_ftrace(a, st, &mut Batch::none(), p);
     }
     set_flag(a, p, KPROBE_FLAG_GONE);
-    if a.is_aggr(p) {
-        let _ = a.for_each_child(p, |kp| {
+    if let Some(ap) = Aggr::of(a, p) {
+        let _ = a.for_each_child(ap, |kp| {
             set_flag(a, kp, KPROBE_FLAG_GONE);
             ControlFlow::Continue(())
         });
-        a.set_aggr_post_handler(p, false);
-        kill_optimized_kprobe(a, p);
+        a.set_aggr_post_handler(ap, false);
+        kill_optimized_kprobe(a, ap);
     }
     A::Hooks::remove_kprobe(a, p);
 }

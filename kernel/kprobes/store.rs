@@ -113,6 +113,48 @@ impl Default for KprobeState {
     }
 }
 
+/// An aggregate probe: the probe the core allocates for an address with more than one probe
+/// (or one it optimizes), whose children are the caller's probes. With OPTPROBES its memory is
+/// an `optimized_kprobe` (`container_of(ap, struct optimized_kprobe, kp)`), which the optimizer
+/// queues and the arch's optprobe hooks reach through the handle; so every operation that needs
+/// an aggregate takes this type, and "this probe is an aggregate" is checked once, where the
+/// handle is made ([`Aggr::of`]), not assumed by each caller.
+///
+/// # Invariants
+///
+/// The probe was allocated by [`ProbeStore::alloc_aggr_kprobe`] and not freed yet.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(transparent)]
+pub struct Aggr<P>(P);
+
+impl<P: Copy> Aggr<P> {
+    /// `p`, if it is an aggregate (`kprobe_aggrprobe(p)`).
+    #[inline(always)]
+    pub fn of<S: ProbeStore<Probe = P>>(s: &S, p: P) -> Option<Self> {
+        // INVARIANT: only aggregates get `aggr_pre_handler` (`init_aggr_kprobe`).
+        s.is_aggr(p).then_some(Aggr(p))
+    }
+
+    /// Wraps a probe known to be an aggregate.
+    ///
+    /// # Safety
+    ///
+    /// `p` was allocated by [`ProbeStore::alloc_aggr_kprobe`] and is not freed: the platform's
+    /// allocation, or a probe whose handler is `aggr_pre_handler` (the hit path, called
+    /// through that handler).
+    #[inline(always)]
+    pub unsafe fn new_unchecked(p: P) -> Self {
+        // INVARIANT: as the caller guarantees.
+        Aggr(p)
+    }
+
+    /// The aggregate's own `struct kprobe`.
+    #[inline(always)]
+    pub fn kp(self) -> P {
+        self.0
+    }
+}
+
 /// A breakpoint removal an unregistration batch recorded (`batch.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DisarmRecord<P> {
@@ -221,13 +263,13 @@ pub trait ProbeStore {
 
     /// `alloc_aggr_kprobe()` memory: a zeroed `optimized_kprobe` (or `kprobe` without OPTPROBES)
     /// with `addr` set and `op->list` initialised; `None` on -ENOMEM.
-    fn alloc_aggr_kprobe(&self, addr: usize) -> Option<Self::Probe>;
+    fn alloc_aggr_kprobe(&self, addr: usize) -> Option<Aggr<Self::Probe>>;
     /// `kfree()` of an aggregate from [`ProbeStore::alloc_aggr_kprobe`].
-    fn kfree_aggr_kprobe(&self, ap: Self::Probe);
+    fn kfree_aggr_kprobe(&self, ap: Aggr<Self::Probe>);
     /// `ap->pre_handler = aggr_pre_handler`.
-    fn set_aggr_pre_handler(&self, ap: Self::Probe);
+    fn set_aggr_pre_handler(&self, ap: Aggr<Self::Probe>);
     /// `ap->post_handler = on ? aggr_post_handler : NULL`.
-    fn set_aggr_post_handler(&self, ap: Self::Probe, on: bool);
+    fn set_aggr_post_handler(&self, ap: Aggr<Self::Probe>, on: bool);
 
     /// `hlist_for_each_entry_rcu` over one bucket, newest first, stopping on `Break`.
     ///
@@ -249,7 +291,7 @@ pub trait ProbeStore {
     /// `INIT_LIST_HEAD(&p->list)`.
     fn init_list_head(&self, p: Self::Probe);
     /// `list_add_rcu(&p->list, &ap->list)`: `p` becomes the newest child of `ap`.
-    fn list_add_rcu(&self, p: Self::Probe, ap: Self::Probe);
+    fn list_add_rcu(&self, p: Self::Probe, ap: Aggr<Self::Probe>);
     /// `list_del_rcu(&p->list)` (poisons `prev` only).
     fn list_del_rcu(&self, p: Self::Probe);
     /// `list_del(&p->list)` (poisons both links).
@@ -263,22 +305,22 @@ pub trait ProbeStore {
     /// `list_for_each_entry_rcu(kp, &ap->list, list)`, newest first, stopping on `Break`.
     fn for_each_child(
         &self,
-        ap: Self::Probe,
+        ap: Aggr<Self::Probe>,
         f: impl FnMut(Self::Probe) -> ControlFlow<()>,
     ) -> ControlFlow<()>;
 
     /// `list_empty(&op->list)` of the aggregate's `optimized_kprobe`.
-    fn op_list_empty(&self, ap: Self::Probe) -> bool;
+    fn op_list_empty(&self, ap: Aggr<Self::Probe>) -> bool;
     /// `list_add(&op->list, queue)`.
-    fn queue_add(&self, ap: Self::Probe, q: OptQueue);
+    fn queue_add(&self, ap: Aggr<Self::Probe>, q: OptQueue);
     /// `list_del_init(&op->list)`.
-    fn queue_del_init(&self, ap: Self::Probe);
+    fn queue_del_init(&self, ap: Aggr<Self::Probe>);
     /// `list_move(&op->list, queue)`.
-    fn queue_move(&self, ap: Self::Probe, q: OptQueue);
+    fn queue_move(&self, ap: Aggr<Self::Probe>, q: OptQueue);
     /// `list_empty(queue)`.
     fn queue_empty(&self, q: OptQueue) -> bool;
     /// Whether `ap` is on `q` (`optprobe_queued_unopt()` walks the list).
-    fn queue_contains(&self, q: OptQueue, ap: Self::Probe) -> bool;
+    fn queue_contains(&self, q: OptQueue, ap: Aggr<Self::Probe>) -> bool;
     /// `list_for_each_entry_safe` over `q`: `f` may unlink or move the entry it is given.
-    fn queue_for_each_safe(&self, q: OptQueue, f: impl FnMut(Self::Probe));
+    fn queue_for_each_safe(&self, q: OptQueue, f: impl FnMut(Aggr<Self::Probe>));
 }

@@ -17,7 +17,7 @@
 
 use core::ops::ControlFlow;
 
-use super::store::{flags_disabled, hash_ptr, ProbeStore};
+use super::store::{flags_disabled, hash_ptr, Aggr, ProbeStore};
 
 /// `get_kprobe(addr)`: the hash entry at `addr` (possibly an aggregate).
 ///
@@ -41,7 +41,7 @@ pub fn get_kprobe<S: ProbeStore>(s: &S, addr: usize) -> Option<S::Probe> {
 /// Returns 1 as soon as one child returns non-zero (later children are skipped, and the arch
 /// then skips the single-step), 0 otherwise.
 #[inline(always)]
-pub fn aggr_pre_handler<S: ProbeStore>(s: &S, ap: S::Probe, regs: S::Regs) -> i32 {
+pub fn aggr_pre_handler<S: ProbeStore>(s: &S, ap: Aggr<S::Probe>, regs: S::Regs) -> i32 {
     let r = s.for_each_child(ap, |kp| {
         // C's `kp->pre_handler && !kprobe_disabled(kp)`: the NULL test is in the call.
         if !flags_disabled(s.flags(kp)) && s.call_pre_handler(kp, regs) != 0 {
@@ -54,7 +54,7 @@ pub fn aggr_pre_handler<S: ProbeStore>(s: &S, ap: S::Probe, regs: S::Regs) -> i3
 
 /// `aggr_post_handler()`: runs every enabled child's post_handler.
 #[inline(always)]
-pub fn aggr_post_handler<S: ProbeStore>(s: &S, ap: S::Probe, regs: S::Regs, flags: usize) {
+pub fn aggr_post_handler<S: ProbeStore>(s: &S, ap: Aggr<S::Probe>, regs: S::Regs, flags: usize) {
     let _ = s.for_each_child(ap, |kp| {
         if !flags_disabled(s.flags(kp)) {
             s.call_post_handler(kp, regs, flags);
@@ -65,7 +65,7 @@ pub fn aggr_post_handler<S: ProbeStore>(s: &S, ap: S::Probe, regs: S::Regs, flag
 
 /// `opt_pre_handler()`: runs every enabled child's pre_handler, ignoring return values.
 #[inline(always)]
-pub fn opt_pre_handler<S: ProbeStore>(s: &S, ap: S::Probe, regs: S::Regs) {
+pub fn opt_pre_handler<S: ProbeStore>(s: &S, ap: Aggr<S::Probe>, regs: S::Regs) {
     let _ = s.for_each_child(ap, |kp| {
         if !flags_disabled(s.flags(kp)) {
             s.call_pre_handler(kp, regs);
@@ -77,13 +77,14 @@ pub fn opt_pre_handler<S: ProbeStore>(s: &S, ap: S::Probe, regs: S::Regs) {
 /// `kprobes_inc_nmissed_count()`: on an aggregate, every child's `nmissed` is incremented.
 #[inline(always)]
 pub fn kprobes_inc_nmissed_count<S: ProbeStore>(s: &S, p: S::Probe) {
-    if !s.is_aggr(p) {
-        s.inc_nmissed(p);
-    } else {
-        let _ = s.for_each_child(p, |kp| {
-            s.inc_nmissed(kp);
-            ControlFlow::Continue(())
-        });
+    match Aggr::of(s, p) {
+        None => s.inc_nmissed(p),
+        Some(ap) => {
+            let _ = s.for_each_child(ap, |kp| {
+                s.inc_nmissed(kp);
+                ControlFlow::Continue(())
+            });
+        }
     }
 }
 
@@ -106,8 +107,8 @@ pub fn owner_among<S: ProbeStore>(s: &S, p: S::Probe, entry: Option<S::Probe>) -
     if ap == p {
         return Some(ap);
     }
-    if s.is_aggr(ap)
-        && s.for_each_child(ap, |kp| {
+    let found = Aggr::of(s, ap).is_some_and(|agg| {
+        s.for_each_child(agg, |kp| {
             if kp == p {
                 ControlFlow::Break(())
             } else {
@@ -115,14 +116,15 @@ pub fn owner_among<S: ProbeStore>(s: &S, p: S::Probe, entry: Option<S::Probe>) -
             }
         })
         .is_break()
-    {
+    });
+    if found {
         return Some(ap);
     }
     None
 }
 
 /// `aggr_kprobe_disabled()`: every child of `ap` is disabled. Caller holds `kprobe_mutex`.
-pub fn aggr_kprobe_disabled<S: ProbeStore>(s: &S, ap: S::Probe) -> bool {
+pub fn aggr_kprobe_disabled<S: ProbeStore>(s: &S, ap: Aggr<S::Probe>) -> bool {
     s.assert_kprobe_mutex_held();
     s.for_each_child(ap, |kp| {
         if flags_disabled(s.flags(kp)) {

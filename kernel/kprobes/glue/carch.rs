@@ -28,6 +28,8 @@ use super::insn_slot::c_init_optinsn_slots;
 use super::text::c_name;
 use crate::arch::ArchHooks;
 use crate::errno::{from_c_ret, Result};
+#[cfg(CONFIG_OPTPROBES)]
+use crate::store::Aggr;
 
 /// Upstream's C arch code, called through its `arch_*` functions.
 pub struct CArch;
@@ -74,7 +76,7 @@ impl ArchHooks<Kernel> for CArch {
     }
 
     #[cfg(CONFIG_OPTPROBES)]
-    fn prepared_optinsn(_s: &Kernel, ap: Kp) -> bool {
+    fn prepared_optinsn(_s: &Kernel, ap: Aggr<Kp>) -> bool {
         // SAFETY: `ap` is an optimized_kprobe; only the address of its `optinsn` is formed.
         let optinsn = unsafe { addr_of_mut!((*to_op(ap)).optinsn) };
         // x86's arch_prepared_optinsn() is the static inline `return optinsn->size;`.
@@ -87,17 +89,17 @@ impl ArchHooks<Kernel> for CArch {
         prepared
     }
     #[cfg(CONFIG_OPTPROBES)]
-    fn check_optimized_kprobe(_s: &Kernel, ap: Kp) -> Result {
+    fn check_optimized_kprobe(_s: &Kernel, ap: Aggr<Kp>) -> Result {
         // SAFETY: `ap` is an optimized_kprobe; kprobe_mutex held.
         from_c_ret(unsafe { bindings::arch_check_optimized_kprobe(to_op(ap)) })
     }
     #[cfg(CONFIG_OPTPROBES)]
-    fn prepare_optimized_kprobe(_s: &Kernel, ap: Kp, orig: Kp) {
+    fn prepare_optimized_kprobe(_s: &Kernel, ap: Aggr<Kp>, orig: Kp) {
         // SAFETY: as above; text locks held.
         unsafe { bindings::arch_prepare_optimized_kprobe(to_op(ap), orig.as_ptr()) };
     }
     #[cfg(CONFIG_OPTPROBES)]
-    fn remove_optimized_kprobe(_s: &Kernel, ap: Kp) {
+    fn remove_optimized_kprobe(_s: &Kernel, ap: Aggr<Kp>) {
         // SAFETY: `ap` is an optimized_kprobe.
         unsafe { bindings::arch_remove_optimized_kprobe(to_op(ap)) };
     }
@@ -116,12 +118,12 @@ impl ArchHooks<Kernel> for CArch {
         };
     }
     #[cfg(CONFIG_OPTPROBES)]
-    fn unoptimize_kprobe(_s: &Kernel, ap: Kp) {
+    fn unoptimize_kprobe(_s: &Kernel, ap: Aggr<Kp>) {
         // SAFETY: `ap` is an optimized_kprobe; text locks held.
         unsafe { bindings::arch_unoptimize_kprobe(to_op(ap)) };
     }
     #[cfg(CONFIG_OPTPROBES)]
-    fn within_optimized_kprobe(_s: &Kernel, ap: Kp, addr: usize) -> bool {
+    fn within_optimized_kprobe(_s: &Kernel, ap: Aggr<Kp>, addr: usize) -> bool {
         // SAFETY: `ap` is an optimized_kprobe; the arch only compares addresses.
         unsafe { bindings::arch_within_optimized_kprobe(to_op(ap), addr as *mut _) != 0 }
     }

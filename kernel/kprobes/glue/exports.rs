@@ -23,6 +23,7 @@ use super::handle::{Kp, KERNEL};
 use crate::errno::{to_c_ret, Errno, Result};
 #[cfg(CONFIG_KRETPROBES)]
 use crate::kretprobe;
+use crate::store::Aggr;
 use crate::{blacklist, optimizer, register, table};
 
 /// A probe pointer received from C as a handle; NULL is `None`.
@@ -76,8 +77,10 @@ nokprobe! {
         p: *mut bindings::kprobe,
         regs: *mut bindings::pt_regs,
     ) -> c_int {
-        // SAFETY: the arch calls an aggregate's pre_handler with that aggregate (`# Safety`).
-        table::aggr_pre_handler(&KERNEL, unsafe { hit_kp(p) }, regs)
+        // SAFETY: the arch calls an aggregate's pre_handler with that aggregate (`# Safety`),
+        // which the core allocated.
+        let ap = unsafe { Aggr::new_unchecked(hit_kp(p)) };
+        table::aggr_pre_handler(&KERNEL, ap, regs)
     }
 }
 
@@ -93,8 +96,10 @@ nokprobe! {
         regs: *mut bindings::pt_regs,
         flags: usize,
     ) {
-        // SAFETY: the arch calls an aggregate's post_handler with that aggregate (`# Safety`).
-        table::aggr_post_handler(&KERNEL, unsafe { hit_kp(p) }, regs, flags);
+        // SAFETY: the arch calls an aggregate's post_handler with that aggregate (`# Safety`),
+        // which the core allocated.
+        let ap = unsafe { Aggr::new_unchecked(hit_kp(p)) };
+        table::aggr_post_handler(&KERNEL, ap, regs, flags);
     }
 }
 
@@ -109,8 +114,10 @@ nokprobe! {
         p: *mut bindings::kprobe,
         regs: *mut bindings::pt_regs,
     ) {
-        // SAFETY: the arch's optimized callback passes `&op->kp` of a live aggregate (`# Safety`).
-        table::opt_pre_handler(&KERNEL, unsafe { hit_kp(p) }, regs);
+        // SAFETY: the arch's optimized callback passes `&op->kp` of a live aggregate (`# Safety`),
+        // which the core allocated.
+        let ap = unsafe { Aggr::new_unchecked(hit_kp(p)) };
+        table::opt_pre_handler(&KERNEL, ap, regs);
     }
 }
 
@@ -408,7 +415,12 @@ pub extern "C" fn rkp_kprobe_optimizer() {
 pub unsafe extern "C" fn optprobe_queued_unopt(op: *mut bindings::optimized_kprobe) -> bool {
     // `kp` is the first member of `struct optimized_kprobe`.
     // SAFETY: NULL or a hashed probe (`# Safety`).
-    unsafe { kp(op.cast()) }.is_some_and(|ap| optimizer::optprobe_queued_unopt(&KERNEL, ap))
+    let Some(p) = (unsafe { kp(op.cast()) }) else {
+        return false;
+    };
+    // SAFETY: an `optimized_kprobe` (`# Safety`), so one the core allocated as an aggregate.
+    let ap = unsafe { Aggr::new_unchecked(p) };
+    optimizer::optprobe_queued_unopt(&KERNEL, ap)
 }
 
 /// `register_kretprobe()` without `CONFIG_KRETPROBES`.

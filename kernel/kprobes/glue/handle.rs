@@ -15,6 +15,9 @@ use core::ptr::{self, addr_of, NonNull};
 
 use kernel::bindings;
 
+#[cfg(CONFIG_OPTPROBES)]
+use crate::store::Aggr;
+
 /// The kernel platform. All state lives in C statics and `mutex.rs`, but for the symbol
 /// answers of a registration batch: [`KERNEL`] has none; `with_symbol_batch()` hands its call a
 /// `Kernel` of its own that has them (`glue/text.rs`), dropped when the call returns.
@@ -78,13 +81,14 @@ impl Kp {
 
 /// `container_of(ap, struct optimized_kprobe, kp)`: the arch hooks take the optimized probe.
 ///
-/// Only the address is computed; the callers' contract is that `ap` is an aggregate, and with
-/// OPTPROBES every aggregate is allocated as a `struct optimized_kprobe`
-/// (`rkp_alloc_aggr_kprobe`).
+/// Only the address is computed. It is the live `struct optimized_kprobe` around `ap`: an
+/// [`Aggr`] was allocated by `alloc_aggr_kprobe()` (type invariant), and with OPTPROBES every
+/// aggregate is allocated as one (`rkp_alloc_aggr_kprobe`).
 #[cfg(CONFIG_OPTPROBES)]
 #[inline(always)]
-pub(crate) fn to_op(ap: Kp) -> *mut bindings::optimized_kprobe {
-    ap.as_ptr()
+pub(crate) fn to_op(ap: Aggr<Kp>) -> *mut bindings::optimized_kprobe {
+    ap.kp()
+        .as_ptr()
         .wrapping_byte_sub(offset_of!(bindings::optimized_kprobe, kp))
         .cast()
 }

@@ -22,7 +22,7 @@ use super::handle::{c_str_bytes, Kernel, Kp};
 use super::helpers::*;
 use super::list;
 use super::mutex::KprobeMutexGuard;
-use crate::store::{OptQueue, ProbeStore, KPROBE_TABLE_SIZE};
+use crate::store::{Aggr, OptQueue, ProbeStore, KPROBE_TABLE_SIZE};
 
 /// The bucket `bucket` (masked to the table size) of `rkp_kprobe_table`.
 #[inline(always)]
@@ -282,36 +282,40 @@ impl ProbeStore for Kernel {
         }
     }
 
-    fn alloc_aggr_kprobe(&self, addr: usize) -> Option<Kp> {
+    fn alloc_aggr_kprobe(&self, addr: usize) -> Option<Aggr<Kp>> {
         // SAFETY: allocates and initialises a fresh aggregate; process context.
-        Kp::from_c(unsafe { rkp_alloc_aggr_kprobe(addr as *mut _) })
+        let p = Kp::from_c(unsafe { rkp_alloc_aggr_kprobe(addr as *mut _) })?;
+        // SAFETY: just allocated by `rkp_alloc_aggr_kprobe()`, as an optimized_kprobe with
+        // OPTPROBES.
+        Some(unsafe { Aggr::new_unchecked(p) })
     }
-    fn kfree_aggr_kprobe(&self, ap: Kp) {
+    fn kfree_aggr_kprobe(&self, ap: Aggr<Kp>) {
         // The allocation is the optimized_kprobe around `ap` with OPTPROBES, `ap` without.
         #[cfg(CONFIG_OPTPROBES)]
         let obj = to_op(ap).cast::<core::ffi::c_void>();
         #[cfg(not(CONFIG_OPTPROBES))]
-        let obj = ap.as_ptr().cast::<core::ffi::c_void>();
-        // SAFETY: `ap` came from `alloc_aggr_kprobe` and is unreachable (the core's contract).
+        let obj = ap.kp().as_ptr().cast::<core::ffi::c_void>();
+        // SAFETY: `ap` came from `alloc_aggr_kprobe` (type invariant) and is unreachable (the
+        // core's contract).
         unsafe { bindings::kfree(obj) };
     }
-    fn set_aggr_pre_handler(&self, ap: Kp) {
+    fn set_aggr_pre_handler(&self, ap: Aggr<Kp>) {
         // SAFETY: `ap` is live and ours.
         unsafe {
             ptr::write_volatile(
-                addr_of_mut!((*ap.as_ptr()).pre_handler),
+                addr_of_mut!((*ap.kp().as_ptr()).pre_handler),
                 Some(super::exports::aggr_pre_handler),
             )
         };
     }
-    fn set_aggr_post_handler(&self, ap: Kp, on: bool) {
+    fn set_aggr_post_handler(&self, ap: Aggr<Kp>, on: bool) {
         let h: bindings::kprobe_post_handler_t = if on {
             Some(super::exports::aggr_post_handler)
         } else {
             None
         };
         // SAFETY: `ap` is live and ours.
-        unsafe { ptr::write_volatile(addr_of_mut!((*ap.as_ptr()).post_handler), h) };
+        unsafe { ptr::write_volatile(addr_of_mut!((*ap.kp().as_ptr()).post_handler), h) };
     }
 
     #[inline(always)]
@@ -364,9 +368,9 @@ impl ProbeStore for Kernel {
             ptr::addr_of_mut!((*list).prev).write(list);
         }
     }
-    fn list_add_rcu(&self, p: Kp, ap: Kp) {
+    fn list_add_rcu(&self, p: Kp, ap: Aggr<Kp>) {
         // SAFETY: kprobe_mutex held; both live, `p` on no list, `ap`'s list initialised.
-        unsafe { list::list_add_rcu(p.list(), ap.list()) };
+        unsafe { list::list_add_rcu(p.list(), ap.kp().list()) };
     }
     fn list_del_rcu(&self, p: Kp) {
         // SAFETY: kprobe_mutex held; `p` linked.
@@ -395,10 +399,14 @@ impl ProbeStore for Kernel {
         unsafe { Kp::from_raw(container_of_list(NonNull::new_unchecked(next))) }
     }
     #[inline(always)]
-    fn for_each_child(&self, ap: Kp, mut f: impl FnMut(Kp) -> ControlFlow<()>) -> ControlFlow<()> {
+    fn for_each_child(
+        &self,
+        ap: Aggr<Kp>,
+        mut f: impl FnMut(Kp) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
         // `list_for_each_entry_rcu(kp, &ap->list, list)` written out.
         // SAFETY: `ap` is a live aggregate (type invariant); RCU reader or kprobe_mutex held.
-        let head = unsafe { addr_of_mut!((*ap.as_ptr()).list) };
+        let head = unsafe { addr_of_mut!((*ap.kp().as_ptr()).list) };
         // SAFETY: `head` is live; READ_ONCE of `next`, as rcu_dereference_raw().
         let mut next = unsafe { ptr::read_volatile(addr_of!((*head).next)) };
         while next != head {
@@ -416,40 +424,41 @@ impl ProbeStore for Kernel {
     }
 
     #[cfg(CONFIG_OPTPROBES)]
-    fn op_list_empty(&self, ap: Kp) -> bool {
+    fn op_list_empty(&self, ap: Aggr<Kp>) -> bool {
         // list_empty(&op->list).
-        // SAFETY: `ap` is an optimized_kprobe (all aggregates are, with OPTPROBES), so `to_op`
-        // gives a live one; only the member's address is formed, then READ_ONCE of its `next`.
+        // SAFETY: `ap` is an optimized_kprobe (an `Aggr`, allocated as one with OPTPROBES), so
+        // `to_op` gives a live one; only the member's address is formed, then READ_ONCE of its
+        // `next`.
         unsafe {
             let list = ptr::addr_of_mut!((*to_op(ap)).list);
             ptr::read_volatile(addr_of!((*list).next)) == list
         }
     }
     #[cfg(not(CONFIG_OPTPROBES))]
-    fn op_list_empty(&self, _ap: Kp) -> bool {
+    fn op_list_empty(&self, _ap: Aggr<Kp>) -> bool {
         true
     }
     #[cfg(CONFIG_OPTPROBES)]
-    fn queue_add(&self, ap: Kp, q: OptQueue) {
-        // SAFETY: kprobe_mutex held; `ap` an optimized_kprobe not on a queue.
-        unsafe { rkp_queue_add(ap.as_ptr(), queue_id(q)) };
+    fn queue_add(&self, ap: Aggr<Kp>, q: OptQueue) {
+        // SAFETY: kprobe_mutex held; `ap` an optimized_kprobe (an `Aggr`) not on a queue.
+        unsafe { rkp_queue_add(ap.kp().as_ptr(), queue_id(q)) };
     }
     #[cfg(not(CONFIG_OPTPROBES))]
-    fn queue_add(&self, _ap: Kp, _q: OptQueue) {}
+    fn queue_add(&self, _ap: Aggr<Kp>, _q: OptQueue) {}
     #[cfg(CONFIG_OPTPROBES)]
-    fn queue_del_init(&self, ap: Kp) {
-        // SAFETY: kprobe_mutex held.
-        unsafe { rkp_queue_del_init(ap.as_ptr()) };
+    fn queue_del_init(&self, ap: Aggr<Kp>) {
+        // SAFETY: kprobe_mutex held; `ap` an optimized_kprobe.
+        unsafe { rkp_queue_del_init(ap.kp().as_ptr()) };
     }
     #[cfg(not(CONFIG_OPTPROBES))]
-    fn queue_del_init(&self, _ap: Kp) {}
+    fn queue_del_init(&self, _ap: Aggr<Kp>) {}
     #[cfg(CONFIG_OPTPROBES)]
-    fn queue_move(&self, ap: Kp, q: OptQueue) {
-        // SAFETY: kprobe_mutex held.
-        unsafe { rkp_queue_move(ap.as_ptr(), queue_id(q)) };
+    fn queue_move(&self, ap: Aggr<Kp>, q: OptQueue) {
+        // SAFETY: kprobe_mutex held; `ap` an optimized_kprobe.
+        unsafe { rkp_queue_move(ap.kp().as_ptr(), queue_id(q)) };
     }
     #[cfg(not(CONFIG_OPTPROBES))]
-    fn queue_move(&self, _ap: Kp, _q: OptQueue) {}
+    fn queue_move(&self, _ap: Aggr<Kp>, _q: OptQueue) {}
     #[cfg(CONFIG_OPTPROBES)]
     fn queue_empty(&self, q: OptQueue) -> bool {
         // SAFETY: kprobe_mutex held.
@@ -460,16 +469,16 @@ impl ProbeStore for Kernel {
         true
     }
     #[cfg(CONFIG_OPTPROBES)]
-    fn queue_contains(&self, q: OptQueue, ap: Kp) -> bool {
-        // SAFETY: kprobe_mutex held.
-        unsafe { rkp_queue_contains(queue_id(q), ap.as_ptr()) }
+    fn queue_contains(&self, q: OptQueue, ap: Aggr<Kp>) -> bool {
+        // SAFETY: kprobe_mutex held; `ap` an optimized_kprobe.
+        unsafe { rkp_queue_contains(queue_id(q), ap.kp().as_ptr()) }
     }
     #[cfg(not(CONFIG_OPTPROBES))]
-    fn queue_contains(&self, _q: OptQueue, _ap: Kp) -> bool {
+    fn queue_contains(&self, _q: OptQueue, _ap: Aggr<Kp>) -> bool {
         false
     }
     #[cfg(CONFIG_OPTPROBES)]
-    fn queue_for_each_safe(&self, q: OptQueue, mut f: impl FnMut(Kp)) {
+    fn queue_for_each_safe(&self, q: OptQueue, mut f: impl FnMut(Aggr<Kp>)) {
         let q = queue_id(q);
         // SAFETY: kprobe_mutex held; the next entry is read before `f` may move the current one
         // (list_for_each_entry_safe).
@@ -477,10 +486,11 @@ impl ProbeStore for Kernel {
         while let Some(op) = cur {
             // SAFETY: as above.
             let next = Kp::from_c(unsafe { rkp_queue_next(q, op.as_ptr()) });
-            f(op);
+            // SAFETY: only aggregates are queued (`queue_add` takes an `Aggr`).
+            f(unsafe { Aggr::new_unchecked(op) });
             cur = next;
         }
     }
     #[cfg(not(CONFIG_OPTPROBES))]
-    fn queue_for_each_safe(&self, _q: OptQueue, _f: impl FnMut(Kp)) {}
+    fn queue_for_each_safe(&self, _q: OptQueue, _f: impl FnMut(Aggr<Kp>)) {}
 }

@@ -33,6 +33,8 @@ use crate::glue::handle::{Kernel, Kp, KERNEL};
 use crate::glue::hitcpu::CpuState;
 use crate::glue::insn_slot::c_init_optinsn_slots;
 use crate::hit::{self, HitArch, Skip};
+#[cfg(CONFIG_OPTPROBES)]
+use crate::store::Aggr;
 use crate::store::{flags_disabled, OptQueue, ProbeStore, KPROBE_FLAG_OPTIMIZED};
 use crate::table;
 use crate::text::KernelText as _;
@@ -147,7 +149,10 @@ impl<'k> Text<'k> {
             if KERNEL.flags(kp) & KPROBE_FLAG_OPTIMIZED == 0 {
                 continue;
             }
-            if !(KERNEL.op_list_empty(kp) || crate::optimizer::optprobe_queued_unopt(&KERNEL, kp)) {
+            let Some(ap) = Aggr::of(&KERNEL, kp) else {
+                continue;
+            };
+            if !(KERNEL.op_list_empty(ap) || crate::optimizer::optprobe_queued_unopt(&KERNEL, ap)) {
                 continue;
             }
             let Some(mut buf) = self.read(addr) else {
@@ -638,13 +643,14 @@ impl ArchHooks<Kernel> for X86 {
     }
 
     #[cfg(CONFIG_OPTPROBES)]
-    fn prepared_optinsn(_s: &Kernel, ap: Kp) -> bool {
+    fn prepared_optinsn(_s: &Kernel, ap: Aggr<Kp>) -> bool {
         // SAFETY: `ap` is an optimized_kprobe; `size` is written under kprobe_mutex, held.
-        unsafe { (*op_of(ap)).optinsn.size != 0 }
+        unsafe { (*op_of(ap.kp())).optinsn.size != 0 }
     }
 
     #[cfg(CONFIG_OPTPROBES)]
-    fn check_optimized_kprobe(s: &Kernel, ap: Kp) -> Result {
+    fn check_optimized_kprobe(s: &Kernel, ap: Aggr<Kp>) -> Result {
+        let ap = ap.kp();
         // SAFETY: as above.
         let size = unsafe { (*op_of(ap)).optinsn.size };
         dec::check_optimized_kprobe(&Text::new(s), s.addr(ap) as u64, size)
@@ -652,19 +658,19 @@ impl ArchHooks<Kernel> for X86 {
     }
 
     #[cfg(CONFIG_OPTPROBES)]
-    fn prepare_optimized_kprobe(s: &Kernel, ap: Kp, _orig: Kp) {
-        opt::prepare(s, ap);
+    fn prepare_optimized_kprobe(s: &Kernel, ap: Aggr<Kp>, _orig: Kp) {
+        opt::prepare(s, ap.kp());
     }
 
     #[cfg(CONFIG_OPTPROBES)]
-    fn remove_optimized_kprobe(_s: &Kernel, ap: Kp) {
-        opt::remove(ap, true);
+    fn remove_optimized_kprobe(_s: &Kernel, ap: Aggr<Kp>) {
+        opt::remove(ap.kp(), true);
     }
 
     fn optimize_kprobes(s: &Kernel) {
         #[cfg(CONFIG_OPTPROBES)]
         s.queue_for_each_safe(OptQueue::Optimizing, |ap| {
-            opt::install_jump(s, ap);
+            opt::install_jump(s, ap.kp());
             s.queue_del_init(ap);
         });
         #[cfg(not(CONFIG_OPTPROBES))]
@@ -682,12 +688,13 @@ impl ArchHooks<Kernel> for X86 {
     }
 
     #[cfg(CONFIG_OPTPROBES)]
-    fn unoptimize_kprobe(s: &Kernel, ap: Kp) {
-        opt::remove_jump(s, ap);
+    fn unoptimize_kprobe(s: &Kernel, ap: Aggr<Kp>) {
+        opt::remove_jump(s, ap.kp());
     }
 
     #[cfg(CONFIG_OPTPROBES)]
-    fn within_optimized_kprobe(s: &Kernel, ap: Kp, addr: usize) -> bool {
+    fn within_optimized_kprobe(s: &Kernel, ap: Aggr<Kp>, addr: usize) -> bool {
+        let ap = ap.kp();
         // SAFETY: as above.
         let size = unsafe { (*op_of(ap)).optinsn.size };
         let start = s.addr(ap);

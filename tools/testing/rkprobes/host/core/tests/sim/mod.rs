@@ -20,7 +20,9 @@ use rkprobes_core::arch::{Arch, ArchHooks};
 use rkprobes_core::blacklist::BlacklistStore;
 use rkprobes_core::errno::{Errno, Result};
 use rkprobes_core::report::{Message, Report, WarnSite};
-use rkprobes_core::store::{flags_disabled, KprobeState, OptQueue, ProbeStore, KPROBE_TABLE_SIZE};
+use rkprobes_core::store::{
+    flags_disabled, Aggr, KprobeState, OptQueue, ProbeStore, KPROBE_TABLE_SIZE,
+};
 use rkprobes_core::table;
 use rkprobes_core::text::{FtraceOps, KernelText, Ksym};
 
@@ -698,6 +700,17 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
         self.inner().batching = on;
     }
 
+    /// The probe of `ap`, checked to be what the kernel's `to_op()` needs: an aggregate the
+    /// core allocated (an `optimized_kprobe` in the kernel) and has not freed.
+    fn agg(&self, ap: Aggr<Pid>) -> Pid {
+        let p = ap.kp();
+        assert!(
+            self.rec(p, |r| r.core_alloc && r.alive),
+            "{p:?} used as an aggregate but not one the core allocated"
+        );
+        p
+    }
+
     /// The users of each ops the core counts (`kprobe_ftrace_enabled`, `kprobe_ipmodify_enabled`).
     pub fn ftrace_counts(&self) -> (i32, i32) {
         let st = self.state.borrow();
@@ -709,8 +722,8 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
         let mut out = Vec::new();
         table::for_each_kprobe(self, |p| {
             out.push((p, None));
-            if self.is_aggr(p) {
-                let _ = self.for_each_child(p, |c| {
+            if let Some(ap) = Aggr::of(self, p) {
+                let _ = self.for_each_child(ap, |c| {
                     out.push((c, Some(p)));
                     ControlFlow::Continue(())
                 });
@@ -777,7 +790,8 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
                 return;
             }
             self.inner().current = Some(p);
-            table::opt_pre_handler(self, p, ());
+            let ap = Aggr::of(self, p).expect("an optimized probe is an aggregate");
+            table::opt_pre_handler(self, ap, ());
             self.inner().current = None;
         } else if byte == INT3 {
             let p = table::get_kprobe(self, addr)
@@ -788,16 +802,16 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
                 return;
             }
             self.inner().current = Some(p);
-            let ret = if self.is_aggr(p) {
-                table::aggr_pre_handler(self, p, ())
+            let ret = if let Some(ap) = Aggr::of(self, p) {
+                table::aggr_pre_handler(self, ap, ())
             } else if self.has_pre_handler(p) {
                 self.call_pre_handler(p, ())
             } else {
                 0
             };
             if ret == 0 && self.has_post_handler(p) {
-                if self.is_aggr(p) {
-                    table::aggr_post_handler(self, p, (), 0);
+                if let Some(ap) = Aggr::of(self, p) {
+                    table::aggr_post_handler(self, ap, (), 0);
                 } else {
                     self.call_post_handler(p, (), 0);
                 }
@@ -830,14 +844,14 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
             return;
         }
         self.inner().current = Some(p);
-        let ret = if self.is_aggr(p) {
-            table::aggr_pre_handler(self, p, ())
+        let ret = if let Some(ap) = Aggr::of(self, p) {
+            table::aggr_pre_handler(self, ap, ())
         } else {
             self.call_pre_handler(p, ())
         };
         if ret == 0 && self.has_post_handler(p) {
-            if self.is_aggr(p) {
-                table::aggr_post_handler(self, p, (), 0);
+            if let Some(ap) = Aggr::of(self, p) {
+                table::aggr_post_handler(self, ap, (), 0);
             } else {
                 self.call_post_handler(p, (), 0);
             }
@@ -1061,16 +1075,18 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
         });
     }
 
-    fn alloc_aggr_kprobe(&self, addr: usize) -> Option<Pid> {
+    fn alloc_aggr_kprobe(&self, addr: usize) -> Option<Aggr<Pid>> {
         let mut i = self.inner();
         let mut r = Rec::new(true);
         r.core_alloc = true;
         r.addr = addr;
         i.recs.push(r);
         let p = Pid(i.recs.len() - 1);
-        Some(p)
+        // SAFETY: just allocated as an aggregate (`core_alloc`, checked by `agg`).
+        Some(unsafe { Aggr::new_unchecked(p) })
     }
-    fn kfree_aggr_kprobe(&self, ap: Pid) {
+    fn kfree_aggr_kprobe(&self, ap: Aggr<Pid>) {
+        let ap = self.agg(ap);
         let mut i = self.inner();
         let r = &mut i.recs[ap.0];
         assert!(r.alive, "double free of aggregate {ap:?}");
@@ -1080,10 +1096,12 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
             assert!(!b.contains(&ap), "freeing a hashed aggregate");
         }
     }
-    fn set_aggr_pre_handler(&self, ap: Pid) {
+    fn set_aggr_pre_handler(&self, ap: Aggr<Pid>) {
+        let ap = self.agg(ap);
         self.rec(ap, |r| r.aggr = true);
     }
-    fn set_aggr_post_handler(&self, ap: Pid, on: bool) {
+    fn set_aggr_post_handler(&self, ap: Aggr<Pid>, on: bool) {
+        let ap = self.agg(ap);
         self.rec(ap, |r| r.aggr_post = on);
     }
 
@@ -1143,7 +1161,8 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
             r.prev = Link::Node(p);
         });
     }
-    fn list_add_rcu(&self, p: Pid, ap: Pid) {
+    fn list_add_rcu(&self, p: Pid, ap: Aggr<Pid>) {
+        let ap = self.agg(ap);
         let n = Self::node(self.link_get(ap, true), "list_add_rcu");
         self.link_set(p, true, Link::Node(n));
         self.link_set(p, false, Link::Node(ap));
@@ -1172,9 +1191,10 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
     }
     fn for_each_child(
         &self,
-        ap: Pid,
+        ap: Aggr<Pid>,
         mut f: impl FnMut(Pid) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
+        let ap = self.agg(ap);
         let mut cur = Self::node(self.link_get(ap, true), "child walk");
         let mut steps = 0;
         while cur != ap {
@@ -1186,10 +1206,12 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
         ControlFlow::Continue(())
     }
 
-    fn op_list_empty(&self, ap: Pid) -> bool {
+    fn op_list_empty(&self, ap: Aggr<Pid>) -> bool {
+        let ap = self.agg(ap);
         self.rec(ap, |r| r.op_queue.is_none())
     }
-    fn queue_add(&self, ap: Pid, q: OptQueue) {
+    fn queue_add(&self, ap: Aggr<Pid>, q: OptQueue) {
+        let ap = self.agg(ap);
         assert!(self.mutex_held(), "queue change without kprobe_mutex");
         let mut i = self.inner();
         assert!(
@@ -1199,26 +1221,29 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
         i.recs[ap.0].op_queue = Some(q);
         i.queues[qidx(q)].insert(0, ap);
     }
-    fn queue_del_init(&self, ap: Pid) {
+    fn queue_del_init(&self, ap: Aggr<Pid>) {
+        let ap = self.agg(ap);
         let mut i = self.inner();
         if let Some(q) = i.recs[ap.0].op_queue.take() {
             i.queues[qidx(q)].retain(|&x| x != ap);
         }
     }
-    fn queue_move(&self, ap: Pid, q: OptQueue) {
+    fn queue_move(&self, ap: Aggr<Pid>, q: OptQueue) {
         self.queue_del_init(ap);
         self.queue_add(ap, q);
     }
     fn queue_empty(&self, q: OptQueue) -> bool {
         self.inner().queues[qidx(q)].is_empty()
     }
-    fn queue_contains(&self, q: OptQueue, ap: Pid) -> bool {
+    fn queue_contains(&self, q: OptQueue, ap: Aggr<Pid>) -> bool {
+        let ap = self.agg(ap);
         self.inner().queues[qidx(q)].contains(&ap)
     }
-    fn queue_for_each_safe(&self, q: OptQueue, mut f: impl FnMut(Pid)) {
+    fn queue_for_each_safe(&self, q: OptQueue, mut f: impl FnMut(Aggr<Pid>)) {
         let list = self.inner().queues[qidx(q)].clone();
         for p in list {
-            f(p);
+            // SAFETY: only aggregates are queued (`queue_add` checks it).
+            f(unsafe { Aggr::new_unchecked(p) });
         }
     }
 }
@@ -1549,10 +1574,12 @@ impl<const OPT: bool, const FTRACE: bool> ArchHooks<Sim<OPT, FTRACE>> for SimArc
         s.inner().init_steps.push("optinsn_slots");
     }
 
-    fn prepared_optinsn(s: &Sim<OPT, FTRACE>, ap: Pid) -> bool {
+    fn prepared_optinsn(s: &Sim<OPT, FTRACE>, ap: Aggr<Pid>) -> bool {
+        let ap = s.agg(ap);
         s.rec(ap, |r| r.optinsn)
     }
-    fn check_optimized_kprobe(s: &Sim<OPT, FTRACE>, ap: Pid) -> Result {
+    fn check_optimized_kprobe(s: &Sim<OPT, FTRACE>, ap: Aggr<Pid>) -> Result {
+        let ap = s.agg(ap);
         let addr = s.addr(ap);
         for k in 1..JMP_LEN {
             if let Some(q) = table::get_kprobe(s, addr + k) {
@@ -1563,12 +1590,14 @@ impl<const OPT: bool, const FTRACE: bool> ArchHooks<Sim<OPT, FTRACE>> for SimArc
         }
         Ok(())
     }
-    fn prepare_optimized_kprobe(s: &Sim<OPT, FTRACE>, ap: Pid, _orig: Pid) {
+    fn prepare_optimized_kprobe(s: &Sim<OPT, FTRACE>, ap: Aggr<Pid>, _orig: Pid) {
+        let ap = s.agg(ap);
         let addr = s.addr(ap);
         let ok = s.inner().optimizable.contains(&addr);
         s.rec(ap, |r| r.optinsn = ok);
     }
-    fn remove_optimized_kprobe(s: &Sim<OPT, FTRACE>, ap: Pid) {
+    fn remove_optimized_kprobe(s: &Sim<OPT, FTRACE>, ap: Aggr<Pid>) {
+        let ap = s.agg(ap);
         s.rec(ap, |r| {
             // The detour goes; a jump may only still be in the text if that text was freed.
             assert!(
@@ -1583,7 +1612,7 @@ impl<const OPT: bool, const FTRACE: bool> ArchHooks<Sim<OPT, FTRACE>> for SimArc
         s.assert_text_locked("arch_optimize_kprobes");
         assert!(s.mutex_held());
         s.queue_for_each_safe(OptQueue::Optimizing, |op| {
-            let addr = s.addr(op);
+            let addr = s.addr(op.kp());
             let mut i = s.inner();
             let at = addr - TEXT_BASE;
             let mut saved = [0u8; JMP_LEN - 1];
@@ -1593,7 +1622,7 @@ impl<const OPT: bool, const FTRACE: bool> ArchHooks<Sim<OPT, FTRACE>> for SimArc
             for b in &mut i.text[at + 1..at + JMP_LEN] {
                 *b = JMP_COVER;
             }
-            i.recs[op.0].jump_saved = Some(saved);
+            i.recs[op.kp().0].jump_saved = Some(saved);
             drop(i);
             s.queue_del_init(op);
         });
@@ -1605,7 +1634,8 @@ impl<const OPT: bool, const FTRACE: bool> ArchHooks<Sim<OPT, FTRACE>> for SimArc
             s.queue_move(op, OptQueue::Freeing);
         });
     }
-    fn unoptimize_kprobe(s: &Sim<OPT, FTRACE>, ap: Pid) {
+    fn unoptimize_kprobe(s: &Sim<OPT, FTRACE>, ap: Aggr<Pid>) {
+        let ap = s.agg(ap);
         s.assert_text_locked("arch_unoptimize_kprobe");
         let (addr, saved) = s.rec(ap, |r| (r.addr, r.jump_saved.take()));
         if let Some(saved) = saved {
@@ -1615,7 +1645,8 @@ impl<const OPT: bool, const FTRACE: bool> ArchHooks<Sim<OPT, FTRACE>> for SimArc
             i.text[at + 1..at + JMP_LEN].copy_from_slice(&saved);
         }
     }
-    fn within_optimized_kprobe(s: &Sim<OPT, FTRACE>, ap: Pid, addr: usize) -> bool {
+    fn within_optimized_kprobe(s: &Sim<OPT, FTRACE>, ap: Aggr<Pid>, addr: usize) -> bool {
+        let ap = s.agg(ap);
         let a = s.addr(ap);
         a <= addr && addr < a + JMP_LEN
     }
