@@ -953,3 +953,39 @@ static void __init kprobe_sysctls_init(void)
 	register_sysctl_init("debug", kprobe_sysctls);
 }
 #endif
+
+#ifdef CONFIG_KPROBES_RUST_ARCH
+/*
+ * What every Rust arch layer's hit path needs from C, where upstream has a
+ * copy in each arch's kprobes.c: this CPU's kprobe state (for the arches
+ * whose kernel crate has no inline this_cpu_ptr()), the WARNs of a state the
+ * state machine never reaches, and the irqentry text the arches blacklist.
+ */
+void rkp_arch_this_cpu(struct kprobe_ctlblk **kcb, struct kprobe ***cur)
+{
+	*kcb = this_cpu_ptr(&kprobe_ctlblk);
+	*cur = this_cpu_ptr(&current_kprobe);
+}
+NOKPROBE_SYMBOL(rkp_arch_this_cpu);
+
+/* reenter_kprobe()'s default case: a status the state machine never sets. */
+void rkp_arch_warn_bad_status(void)
+{
+	WARN_ON(1);
+}
+NOKPROBE_SYMBOL(rkp_arch_warn_bad_status);
+
+/* kprobe_fault_handler(): a fault in the step slot while not stepping. */
+void rkp_arch_warn_fault_status(void)
+{
+	WARN_ON(1);
+}
+NOKPROBE_SYMBOL(rkp_arch_warn_fault_status);
+
+/* [__irqentry_text_start, __irqentry_text_end), which arches blacklist. */
+void rkp_irqentry_text(unsigned long *start, unsigned long *end)
+{
+	*start = (unsigned long)__irqentry_text_start;
+	*end = (unsigned long)__irqentry_text_end;
+}
+#endif /* CONFIG_KPROBES_RUST_ARCH */

@@ -118,4 +118,11 @@ int rkp_register_ftrace_function(int ops);
 int rkp_unregister_ftrace_function(int ops);
 #endif
 
+#ifdef CONFIG_KPROBES_RUST_ARCH
+void rkp_arch_this_cpu(struct kprobe_ctlblk **kcb, struct kprobe ***cur);
+void rkp_arch_warn_bad_status(void);
+void rkp_arch_warn_fault_status(void);
+void rkp_irqentry_text(unsigned long *start, unsigned long *end);
+#endif
+
 #endif /* _KERNEL_KPROBES_HELPERS_H */

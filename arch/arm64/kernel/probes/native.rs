@@ -493,7 +493,7 @@ impl Cpu {
         let mut current = ptr::null_mut();
         // SAFETY: out-pointers to locals; the NOKPROBE C function stores this CPU's instances
         // of `kprobe_ctlblk` and `current_kprobe`.
-        unsafe { bindings::rkp_arm64_this_cpu(&mut kcb, &mut current) };
+        unsafe { bindings::rkp_arch_this_cpu(&mut kcb, &mut current) };
         // SAFETY: this CPU's instances; the caller keeps preemption off (`# Safety`).
         Cpu {
             state: unsafe { CpuState::new(kcb, current) },
@@ -587,12 +587,12 @@ impl HitArch for Cpu {
     #[inline(always)]
     fn warn_bad_status(&self) {
         // SAFETY: a WARN_ON(1) in a NOKPROBE C function.
-        unsafe { bindings::rkp_arm64_warn_bad_status() };
+        unsafe { bindings::rkp_arch_warn_bad_status() };
     }
     #[inline(always)]
     fn warn_fault_status(&self) {
         // SAFETY: a WARN_ON(1) in a NOKPROBE C function.
-        unsafe { bindings::rkp_arm64_warn_fault_status() };
+        unsafe { bindings::rkp_arch_warn_fault_status() };
     }
     #[inline(always)]
     fn ip(&self, regs: TrapRegs) -> usize {

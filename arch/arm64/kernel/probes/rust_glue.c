@@ -24,17 +24,6 @@
 DEFINE_PER_CPU(struct kprobe *, current_kprobe);
 DEFINE_PER_CPU(struct kprobe_ctlblk, kprobe_ctlblk);
 
-/*
- * This CPU's kprobe state, for the probe-hit path in Rust (this_cpu_ptr()
- * reads TPIDR_EL1 or TPIDR_EL2, chosen by alternatives).
- */
-void rkp_arm64_this_cpu(struct kprobe_ctlblk **kcb, struct kprobe ***cur)
-{
-	*kcb = this_cpu_ptr(&kprobe_ctlblk);
-	*cur = this_cpu_ptr(&current_kprobe);
-}
-NOKPROBE_SYMBOL(rkp_arm64_this_cpu);
-
 /* alloc_insn_page(): an execmem page for kprobes, read-only and executable. */
 void *rkp_arm64_alloc_insn_page(void)
 {
@@ -116,20 +105,6 @@ void rkp_arm64_unrecoverable(struct kprobe *p)
 	BUG();
 }
 NOKPROBE_SYMBOL(rkp_arm64_unrecoverable);
-
-/* reenter_kprobe()'s default case: a status the state machine never sets. */
-void rkp_arm64_warn_bad_status(void)
-{
-	WARN_ON(1);
-}
-NOKPROBE_SYMBOL(rkp_arm64_warn_bad_status);
-
-/* kprobe_fault_handler(): a fault in the step slot while not stepping. */
-void rkp_arm64_warn_fault_status(void)
-{
-	WARN_ON(1);
-}
-NOKPROBE_SYMBOL(rkp_arm64_warn_fault_status);
 
 /*
  * kprobe_brk_handler(): a BRK with the kprobes immediate where no probe is.

@@ -11,14 +11,11 @@
 #include <linux/kprobes.h>
 #include <asm/patching.h>
 
-void rkp_arm64_this_cpu(struct kprobe_ctlblk **kcb, struct kprobe ***cur);
 void *rkp_arm64_alloc_insn_page(void);
 int rkp_arm64_text_areas(unsigned long *areas, int max);
 bool rkp_arm64_read_literal(unsigned long addr, bool wide, u64 *val);
 void __noreturn rkp_arm64_literal_fault(unsigned long insn, unsigned long literal);
 void __noreturn rkp_arm64_unrecoverable(struct kprobe *p);
-void rkp_arm64_warn_bad_status(void);
-void rkp_arm64_warn_fault_status(void);
 bool rkp_arm64_warn_no_probe(void);
 
 #endif /* __ARM64_KERNEL_PROBES_RUST_GLUE_H */

@@ -311,7 +311,7 @@ impl ArchHooks<Kernel> for Loongarch {
     ) -> Result {
         let (mut start, mut end) = (0, 0);
         // SAFETY: out-pointers to locals.
-        unsafe { bindings::rkp_loongarch_irqentry_text(&mut start, &mut end) };
+        unsafe { bindings::rkp_irqentry_text(&mut start, &mut end) };
         add_area(start, end)
     }
 
@@ -352,7 +352,7 @@ impl Cpu {
         let mut current = ptr::null_mut();
         // SAFETY: out-pointers to locals; the NOKPROBE C function stores this CPU's instances
         // of `kprobe_ctlblk` and `current_kprobe`.
-        unsafe { bindings::rkp_loongarch_this_cpu(&mut kcb, &mut current) };
+        unsafe { bindings::rkp_arch_this_cpu(&mut kcb, &mut current) };
         // SAFETY: this CPU's instances; the caller keeps preemption off (`# Safety`).
         Cpu {
             state: unsafe { CpuState::new(kcb, current) },
@@ -457,12 +457,12 @@ impl HitArch for Cpu {
     #[inline(always)]
     fn warn_bad_status(&self) {
         // SAFETY: a WARN_ON(1) in a NOKPROBE C function.
-        unsafe { bindings::rkp_loongarch_warn_bad_status() };
+        unsafe { bindings::rkp_arch_warn_bad_status() };
     }
     #[inline(always)]
     fn warn_fault_status(&self) {
         // SAFETY: a WARN_ON(1) in a NOKPROBE C function.
-        unsafe { bindings::rkp_loongarch_warn_fault_status() };
+        unsafe { bindings::rkp_arch_warn_fault_status() };
     }
     #[inline(always)]
     fn ip(&self, regs: TrapRegs) -> usize {

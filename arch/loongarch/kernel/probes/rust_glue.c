@@ -26,14 +26,6 @@ DEFINE_PER_CPU(struct kprobe_ctlblk, kprobe_ctlblk);
 /* native.rs clears CSR_PRMD_PIE by value: bindgen cannot evaluate _ULCAST_(). */
 static_assert(CSR_PRMD_PIE == 0x4);
 
-/* This CPU's kprobe state, for the probe-hit path in Rust. */
-void rkp_loongarch_this_cpu(struct kprobe_ctlblk **kcb, struct kprobe ***cur)
-{
-	*kcb = this_cpu_ptr(&kprobe_ctlblk);
-	*cur = this_cpu_ptr(&current_kprobe);
-}
-NOKPROBE_SYMBOL(rkp_loongarch_this_cpu);
-
 /*
  * do_bp() runs the handlers with interrupts on where the break came from
  * code that had them on: a probe hit keeps preemption off from its break
@@ -50,13 +42,6 @@ void rkp_loongarch_preempt_enable_no_resched(void)
 	preempt_enable_no_resched();
 }
 NOKPROBE_SYMBOL(rkp_loongarch_preempt_enable_no_resched);
-
-/* The area arch_populate_kprobe_blacklist() adds: the irqentry text. */
-void rkp_loongarch_irqentry_text(unsigned long *start, unsigned long *end)
-{
-	*start = (unsigned long)__irqentry_text_start;
-	*end = (unsigned long)__irqentry_text_end;
-}
 
 /*
  * insns_not_supported()'s notices, by the index native.rs gives the
@@ -96,17 +81,3 @@ void rkp_loongarch_unrecoverable(struct kprobe *p)
 	BUG();
 }
 NOKPROBE_SYMBOL(rkp_loongarch_unrecoverable);
-
-/* reenter_kprobe()'s default case: a status the state machine never sets. */
-void rkp_loongarch_warn_bad_status(void)
-{
-	WARN_ON(1);
-}
-NOKPROBE_SYMBOL(rkp_loongarch_warn_bad_status);
-
-/* A fault in the step slot while not stepping. */
-void rkp_loongarch_warn_fault_status(void)
-{
-	WARN_ON(1);
-}
-NOKPROBE_SYMBOL(rkp_loongarch_warn_fault_status);

@@ -10,14 +10,10 @@
 #include <linux/kprobes.h>
 #include <asm/cacheflush.h>
 
-void rkp_loongarch_this_cpu(struct kprobe_ctlblk **kcb, struct kprobe ***cur);
-void rkp_loongarch_irqentry_text(unsigned long *start, unsigned long *end);
 void rkp_loongarch_preempt_disable(void);
 void rkp_loongarch_preempt_enable_no_resched(void);
 void rkp_loongarch_not_supported(unsigned int why);
 void rkp_loongarch_simu_error(bool pc_ins, bool invalid_pc, unsigned long pc);
 void __noreturn rkp_loongarch_unrecoverable(struct kprobe *p);
-void rkp_loongarch_warn_bad_status(void);
-void rkp_loongarch_warn_fault_status(void);
 
 #endif /* __LOONGARCH_KERNEL_PROBES_RUST_GLUE_H */

@@ -25,21 +25,6 @@ DEFINE_PER_CPU(struct kprobe_ctlblk, kprobe_ctlblk);
 /* native.rs clears SR_SPIE by value: bindgen cannot evaluate _AC(). */
 static_assert(SR_SPIE == 0x20);
 
-/* This CPU's kprobe state, for the probe-hit path in Rust. */
-void rkp_riscv_this_cpu(struct kprobe_ctlblk **kcb, struct kprobe ***cur)
-{
-	*kcb = this_cpu_ptr(&kprobe_ctlblk);
-	*cur = this_cpu_ptr(&current_kprobe);
-}
-NOKPROBE_SYMBOL(rkp_riscv_this_cpu);
-
-/* The area arch_populate_kprobe_blacklist() adds: the irqentry text. */
-void rkp_riscv_irqentry_text(unsigned long *start, unsigned long *end)
-{
-	*start = (unsigned long)__irqentry_text_start;
-	*end = (unsigned long)__irqentry_text_end;
-}
-
 /* A probe hit while re-entering or stepping: reenter_kprobe()'s BUG. */
 void rkp_riscv_unrecoverable(struct kprobe *p)
 {
@@ -48,17 +33,3 @@ void rkp_riscv_unrecoverable(struct kprobe *p)
 	BUG();
 }
 NOKPROBE_SYMBOL(rkp_riscv_unrecoverable);
-
-/* reenter_kprobe()'s default case: a status the state machine never sets. */
-void rkp_riscv_warn_bad_status(void)
-{
-	WARN_ON(1);
-}
-NOKPROBE_SYMBOL(rkp_riscv_warn_bad_status);
-
-/* kprobe_fault_handler(): a fault in the step slot while not stepping. */
-void rkp_riscv_warn_fault_status(void)
-{
-	WARN_ON(1);
-}
-NOKPROBE_SYMBOL(rkp_riscv_warn_fault_status);

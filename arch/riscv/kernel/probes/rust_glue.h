@@ -11,10 +11,6 @@
 #include <asm/extable.h>
 #include <asm/patch.h>
 
-void rkp_riscv_this_cpu(struct kprobe_ctlblk **kcb, struct kprobe ***cur);
-void rkp_riscv_irqentry_text(unsigned long *start, unsigned long *end);
 void __noreturn rkp_riscv_unrecoverable(struct kprobe *p);
-void rkp_riscv_warn_bad_status(void);
-void rkp_riscv_warn_fault_status(void);
 
 #endif /* __RISCV_KERNEL_PROBES_RUST_GLUE_H */

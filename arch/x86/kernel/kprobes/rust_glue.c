@@ -162,18 +162,3 @@ void rkp_x86_unrecoverable(struct kprobe *p)
 	BUG();
 }
 NOKPROBE_SYMBOL(rkp_x86_unrecoverable);
-
-/* reenter_kprobe()'s default case: a status the state machine never sets. */
-void rkp_x86_warn_bad_status(void)
-{
-	WARN_ON(1);
-}
-NOKPROBE_SYMBOL(rkp_x86_warn_bad_status);
-
-/* kprobe_fault_handler(): a fault in the step slot while not stepping. */
-void rkp_x86_warn_fault_status(void)
-{
-	WARN_ON(1);
-}
-NOKPROBE_SYMBOL(rkp_x86_warn_fault_status);
-

@@ -26,7 +26,5 @@ bool rkp_x86_kgdb_has_hit_break(unsigned long addr);
 bool rkp_x86_alternatives_text_reserved(unsigned long start, unsigned long end);
 bool rkp_x86_text_reserved(unsigned long start, unsigned long end);
 void __noreturn rkp_x86_unrecoverable(struct kprobe *p);
-void rkp_x86_warn_bad_status(void);
-void rkp_x86_warn_fault_status(void);
 
 #endif /* __X86_KERNEL_KPROBES_RUST_GLUE_H */

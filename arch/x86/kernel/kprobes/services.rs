@@ -186,14 +186,14 @@ pub(crate) fn warn_optimize_disabled(disabled: bool) {
 #[inline(always)]
 pub(crate) fn warn_bad_status() {
     // SAFETY: a WARN_ON(1) in a NOKPROBE C function.
-    unsafe { bindings::rkp_x86_warn_bad_status() };
+    unsafe { bindings::rkp_arch_warn_bad_status() };
 }
 
 /// The `WARN_ON(1)` of a fault while a probe's status says none can happen.
 #[inline(always)]
 pub(crate) fn warn_fault_status() {
     // SAFETY: a WARN_ON(1) in a NOKPROBE C function.
-    unsafe { bindings::rkp_x86_warn_fault_status() };
+    unsafe { bindings::rkp_arch_warn_fault_status() };
 }
 
 /// A probe hit while another was being single-stepped in re-entry: logs `p` and `BUG()`s.
