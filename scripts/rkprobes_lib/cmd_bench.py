@@ -100,9 +100,10 @@ BULK_UNREG_1000_NOTE = (
     "\"bulk-unreg module 1000\"` of 2026-11-27 09:38-09:40 UTC at 419f8e6.")
 BULK_CASES = [
     (f"bulk{k}{n}", i, f"{('register', 'unregister')[i]}_{'kretprobes' if k == 'r' else 'kprobes'}, {n} "
-     f"{'vmlinux' if k == 'v' else 'module'} functions by name (per probe)",
+     f"{'vmlinux' if k == 'v' else 'module'} functions by name"
+     f"{', optimization on' if k == 'o' else ''} (per probe)",
      bulk_goal(n, i == 1))
-    for k, ns in (("v", (100, 1000, 10000)), ("m", (100, 1000, 10000)), ("r", (1000,)))
+    for k, ns in (("v", (100, 1000, 10000)), ("m", (100, 1000, 10000)), ("r", (1000,)), ("o", (1000,)))
     for n in ns for i in (0, 1)
 ]
 # (key, label): bytes per probe (slab + vmalloc + per-CPU).

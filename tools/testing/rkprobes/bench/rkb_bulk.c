@@ -245,7 +245,11 @@ static unsigned int rkb_bulk_check_addrs(char kind, unsigned int n, bool first)
 	return bad;
 }
 
-/* "<vmlinux|module|kretprobe> <n>" of a bulk command: kind 'v', 'm' or 'r', or 0. */
+/*
+ * "<vmlinux|module|module-opt|kretprobe> <n>" of a bulk command: kind 'v',
+ * 'm', 'o' or 'r', or 0. "module-opt" is "module" run with the optimizer on
+ * (the shell sets it), reported under its own key.
+ */
 static char rkb_bulk_args(char **args, unsigned int *n)
 {
 	char *what = strsep(args, " ");
@@ -258,6 +262,8 @@ static char rkb_bulk_args(char **args, unsigned int *n)
 		kind = 'v';
 	else if (!strcmp(what, "module"))
 		kind = 'm';
+	else if (!strcmp(what, "module-opt"))
+		kind = 'o';
 	else if (!strcmp(what, "kretprobe"))
 		kind = 'r';
 	else
