@@ -20,7 +20,8 @@ import os
 import re
 import subprocess
 
-from . import archsuite, cmd_stress, common, conformance, doccheck, kbuild, kselftest, layout, nokprobe, qemu, setup
+from . import (archsuite, clitable, cmd_stress, common, conformance, doccheck, kbuild, kselftest, layout, nokprobe,
+               qemu, setup)
 from .common import Failure, banner, info
 
 # Suites of our own that the KUnit configuration builds, besides upstream's
@@ -31,6 +32,39 @@ EXPECTED_SUITES_ALL = ("rust_doctests_kernel",)
 HOST_DIR = common.REPO / "tools" / "testing" / "rkprobes" / "host"
 FLAGS_CHECK = HOST_DIR / "core" / "kernel-flags-check.sh"
 DECODER_PKG = "rkprobes-x86-insn"
+
+
+def add_args(p):
+    """The options of `test` besides the shared --arch and --impl."""
+    p.add_argument("--host-only", action="store_true", help="only the host checks (cargo test, clippy, fmt)")
+    p.add_argument("--decoder", action="store_true", help="only the x86 decoder checks")
+    p.add_argument("--no-ftrace", action="store_true",
+                   help="also run the KUnit step (kprobes_test, doctests) of each implementation on a KUnit "
+                   "kernel without CONFIG_FUNCTION_TRACER (configuration kunit-noftrace: "
+                   "configs/noftrace.config on top of the kunit fragments), so its probes take the int3 path, "
+                   "not ftrace; extra summary rows 'kunit ARCH/IMPL (no ftrace)'")
+    p.add_argument("--debug-assertions", action="store_true",
+                   help="only the Rust builds on a KUnit kernel with CONFIG_RUST_DEBUG_ASSERTIONS and "
+                   "CONFIG_RUST_OVERFLOW_CHECKS (configuration kunit-debugassert): kprobes_test, the doctests, "
+                   "and the hit-path check, which names any panic path reachable from a probe hit")
+    p.add_argument("--conformance", action="store_true",
+                   help="only our conformance suite (tools/testing/rkprobes/conformance/) in the KUnit kernel "
+                   "of each implementation, and each non-C transcript against C's; on "
+                   + ", ".join(conformance.ARCHES))
+    p.add_argument("--kselftest", action="store_true",
+                   help="only upstream's ftrace kselftests of kprobes (ftracetest on "
+                   "tools/testing/selftests/ftrace/test.d/kprobe/, copied from the pristine source into the "
+                   "initramfs) in the KUnit kernel of each implementation, and each non-C one against C")
+    p.add_argument("--archsuite", "--x86suite", dest="archsuite", action="store_true",
+                   help="only the arch behaviour suite (x86_64: tools/testing/rkprobes/x86suite/, each emulated, "
+                   "boosted, optimized or refused instruction class; arm64, riscv, loongarch: the step suites of "
+                   "tools/testing/rkprobes/stepsuite/, each simulated, stepped or refused class; probed and "
+                   "unprobed, results compared) in the KUnit kernel of each implementation")
+    p.add_argument("--no-stress", action="store_true",
+                   help="leave out the short SMP stress (x86_64: `rkprobes stress --duration 10 --toggles "
+                   "optimization --config kunit` for each implementation: the KUnit kernels, 4 vCPUs on one "
+                   "QEMU thread; a boot of about 15 s per implementation)")
+    p.add_argument("--timeout", type=int, default=600, help="seconds one QEMU boot may take (default 600)")
 
 
 class Results:
@@ -274,14 +308,8 @@ def flags_check(res, arch, impl, config="kunit"):
 
 def cmd_test(args):
     res = Results()
-    arches = common.parse_choice(args.arch, tuple(common.ARCHES), "--arch")
-    if args.impl:
-        impls = common.parse_impls(args.impl)
-        for impl in impls:
-            for arch in arches:
-                common.require_impl_available(impl, arch)
-    else:
-        impls = common.default_impls()
+    arches = args.arches
+    impls = args.impls or common.default_impls()
     setup.ensure()
 
     # --conformance, --kselftest, --archsuite: that one step alone.
@@ -312,12 +340,13 @@ def cmd_test(args):
         decoder_difftest(res)
         return _summary(res)
 
-    banner("host checks: cargo test, clippy, fmt, layout, documentation")
+    banner("host checks: cargo test, clippy, fmt, layout, documentation, command line")
     host_checks(res)
     layout.test_row(res)
     doc_check(res)
+    clitable.test_row(res)
     if not args.host_only:
-        if "rust" not in impls and not args.impl:
+        if "rust" not in impls and not args.impls:
             res.add("kunit: --impl rust", skipped=1,
                     note=f"the Rust core is not in the tree yet ({common.RUST_CORE_ROOT.relative_to(common.REPO)} "
                     "missing); only the C implementation is tested")

@@ -128,18 +128,6 @@ def banner(msg):
     print(f"\n{line}\n=== {msg}\n{line}", flush=True)
 
 
-def parse_choice(value, valid, what):
-    """Split a comma-separated option and refuse anything not in `valid`."""
-    items = [v.strip() for v in value.split(",") if v.strip()]
-    if value.strip() == "all":
-        return list(valid)
-    bad = [v for v in items if v not in valid]
-    if bad or not items:
-        raise Failure(f"unsupported {what} {', '.join(bad) or repr(value)}; valid values: "
-                      + ", ".join(valid))
-    return items
-
-
 def impls_help():
     """The implementations with their descriptions, for help texts and refusals."""
     return "; ".join(f"{i}: {IMPL_DESCRIPTIONS[i]}" for i in IMPLS)
@@ -149,17 +137,6 @@ def check_impl_name(impl):
     """Refuse an implementation name that is none of IMPLS, listing the valid ones."""
     if impl not in IMPLS:
         raise Failure(f"unsupported --impl {impl or repr(impl)}; valid values: {impls_help()}")
-
-
-def parse_impls(value):
-    """A comma-separated --impl (or `all`): the implementations, each once, in the order given."""
-    items = [v.strip() for v in value.split(",") if v.strip()]
-    if value.strip() == "all":
-        return list(IMPLS)
-    bad = [v for v in items if v not in IMPLS]
-    if bad or not items:
-        raise Failure(f"unsupported --impl {', '.join(bad) or repr(value)}; valid values: {impls_help()}")
-    return list(dict.fromkeys(items))
 
 
 def ordered_impls(impls):

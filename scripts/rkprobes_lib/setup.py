@@ -10,9 +10,10 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
-from . import common, initramfs
+from . import cli, common, initramfs
 from .common import Failure, info
 
 APT_PACKAGES = [
@@ -396,18 +397,53 @@ def unpack_pristine():
                       f"apt-get install linux-source-6.12={APT_PINS['linux-source-6.12']}")
 
 
+def plan():
+    """What setup would install or fetch on this machine, one line each (empty: nothing)."""
+    items = []
+    missing, missing_bpo = _missing_packages()
+    if missing:
+        items.append("Debian packages (apt-get install): "
+                     + " ".join(f"{p}={APT_PINS[p]}" if p in APT_PINS else p for p in missing))
+    if missing_bpo:
+        if not BACKPORTS_SOURCE.exists() and not _backports_enabled():
+            items.append(f"the bookworm-backports apt source, written to {BACKPORTS_SOURCE}")
+        items.append("QEMU 10 from bookworm-backports (apt-get install -t bookworm-backports): " + " ".join(missing_bpo))
+    bg = bindgen_path()
+    if not bg or not re.search(r"bindgen 0\.73\.", _out([bg, "--version"])):
+        items.append(f"bindgen-cli {BINDGEN_VERSION} from crates.io (cargo install --locked), into ~/.cargo/bin")
+    for arch in common.ARCHES:
+        if arch != "x86_64" and initramfs.busybox_problem(arch) is not None and arch in BUSYBOX_DEBIAN:
+            debarch, suites, _ = BUSYBOX_DEBIAN[arch]
+            items.append(f"busybox-static:{debarch} from Debian {suites[0]}, downloaded (not installed) and unpacked "
+                         f"to {initramfs.busybox_path(arch)}")
+    for arch in GUEST_SHELL:
+        if not (guest_shell_dir(arch) / "SOURCE").is_file():
+            items.append(f"dash and libc6 of {BUSYBOX_DEBIAN[arch][0]} from Debian, downloaded (not installed), three "
+                         f"files kept in {guest_shell_dir(arch)}")
+    if not _pristine_ok():
+        items.append(f"{common.SOURCE_TARBALL} unpacked into {common.PRISTINE}")
+    return items
+
+
+def _show_plan(items):
+    info(f"setup will install or fetch {len(items)} item(s):")
+    for item in items:
+        print(f"  - {item}", flush=True)
+
+
 def ensure(quiet=True):
-    """Called by the other commands: set up only when something is missing."""
+    """Called by the other commands: set up only when something is missing, saying what first."""
     problems = check()
     if problems:
         info("the machine lacks: " + "; ".join(p for p, _ in problems) + " -- running setup")
-        cmd_setup(None)
+        _show_plan(plan())
+        install()
     elif not quiet:
         info("setup: everything is in place")
 
 
 def cmd_setup(args):
-    if args is not None and args.check:
+    if args.check:
         problems = check()
         for p, fix in problems:
             common.error(f"{p}\n    fix: {fix}")
@@ -415,6 +451,25 @@ def cmd_setup(args):
             return 1
         info("setup check: everything is in place")
         return 0
+    items = plan()
+    if items:
+        _show_plan(items)
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise cli.UsageError(f"{len(items)} item(s) to install and no terminal to ask on; run "
+                                     "`scripts/rkprobes setup --yes` to install them unattended, or "
+                                     "`scripts/rkprobes setup --check` to only check")
+            if input("Proceed? [y/N] ").strip().lower() not in ("y", "yes"):
+                info("setup: nothing installed")
+                return 1
+    else:
+        info("setup: nothing to install")
+    install()
+    return 0
+
+
+def install():
+    """Install and fetch what plan() lists, then check the machine."""
     _install_packages()
     _install_bindgen()
     for arch in common.ARCHES:
@@ -430,5 +485,3 @@ def cmd_setup(args):
     info(f"setup: toolchain checked (rustc 1.96, clang/lld 22, bindgen 0.73, QEMU 10); "
          f"Linux {common.KERNEL_VERSION} unpacked in {common.PRISTINE}; "
          f"static busybox for {', '.join(common.ARCHES)} in place")
-    return 0
-
