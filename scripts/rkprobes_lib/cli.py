@@ -97,10 +97,12 @@ def add_debug(p, multi=False, help_extra=""):
     p.set_defaults(**{_DEBUG: multi})
 
 
-def checks(p, func):
+def checks(p, func, chain=False):
     """`func(args)`, run by resolve() after the shared options: the subcommand's own checks of its
-    options (raising UsageError), so that they too run before anything is set up or built."""
-    p.set_defaults(**{_CHECKS: func})
+    options (raising UsageError), so that they too run before anything is set up or built. With
+    `chain`, after the checks given before rather than instead of them."""
+    before = p.get_default(_CHECKS) or [] if chain else []
+    p.set_defaults(**{_CHECKS: before + [func]})
 
 
 def conflicts(p, *rules):
@@ -177,5 +179,5 @@ def resolve(args, command):
                        else _names(args.debug, common.DEBUG_CONFIGS, "--debug", getattr(args, _DEBUG), "checker"))
     if spec and args.config is None:
         args.config = spec[1]
-    if getattr(args, _CHECKS, None):
-        getattr(args, _CHECKS)(args)
+    for func in getattr(args, _CHECKS, None) or []:
+        func(args)

@@ -22,7 +22,7 @@ DOC = common.REPO / "docs" / "cli.md"
 DRY_RUN_ENV = "RKPROBES_CLI_DRY_RUN"
 TABLE_BEGIN, TABLE_END = "<!-- check-cli table: begin -->", "<!-- check-cli table: end -->"
 USAGE_BEGIN, USAGE_END = "<!-- check-cli usage: begin -->", "<!-- check-cli usage: end -->"
-COMMANDS = ("setup", "build", "run", "test", "bench", "profile", "stress", "check-layout", "check-cli")
+COMMANDS = ("setup", "build", "run", "test", "bench", "profile", "stress", "check-layout", "export", "check-cli")
 
 # (arguments, exit code expected, words the message must hold).
 CASES = [
@@ -34,6 +34,7 @@ CASES = [
     ("build --config huge", 2, "valid values: kunit, run, bench"),
     ("build --debug kasan --config run", 2, "valid values of --config with --debug: kunit, preempt"),
     ("build --debug heisenbug", 2, "valid values: lockdep, kasan, kmemleak, ubsan, list, faults"),
+    ("build --linux-src /nonexistent", 2, "valid: a git tree of Linux 6.12.y"),
     ("run --arch mips", 2, "valid values: x86_64, arm64"),
     ("run --impl go", 2, "valid values: c, rust, rust-arch"),
     ("run --timeout soon", 2, "not a whole number"),
@@ -43,6 +44,8 @@ CASES = [
     ("test --host-only --arch arm64", 2, "do not go together"),
     ("test --host-only --no-stress", 2, "do not go together"),
     ("test --kselftest --no-ftrace", 2, "do not go together"),
+    ("test --shard 4/3", 2, "1 <= K <= N"),
+    ("test --host-only --shard 1/2", 2, "do not go together"),
     ("bench --arch arm64", 2, "valid values: x86_64"),
     ("bench --bulk-big --no-bulk", 2, "do not go together"),
     ("bench --reps 99", 2, "valid values are 1..16"),
@@ -58,11 +61,14 @@ CASES = [
     ("stress --scenario ftrace-aggr --config preempt", 2, "do not go together"),
     ("stress --duration 0", 2, "at least 1 second"),
     ("check-layout --edge-list", 2, "valid options: --edges"),
+    ("export --base v6.6", 2, "valid values: v6.12, v6.12.N"),
     ("check-cli --frobnicate", 2, "valid options: --write"),
     ("frobnicate", 2, "valid commands: setup, build"),
     # Accepted: the refusals above are not so broad that they refuse these.
     ("test --host-only", 0, "accepted"),
     ("test --arch all --impl c,rust", 0, "accepted"),
+    ("test --arch arm64 --shard 2/3", 0, "accepted"),
+    ("export --base v6.12 -o /tmp/series", 0, "accepted"),
     ("build --arch arm64 --impl rust --debug lockdep", 0, "accepted"),
     ("stress --debug kasan --config kunit", 0, "accepted"),
     ("stress --race", 0, "accepted"),

@@ -20,8 +20,8 @@ import os
 import re
 import subprocess
 
-from . import (archsuite, clitable, cmd_stress, common, conformance, doccheck, kbuild, kselftest, layout, nokprobe,
-               qemu, setup)
+from . import (archsuite, cli, clitable, cmd_stress, common, conformance, doccheck, export, kbuild, kselftest,
+               kunitconfigs, layout, nokprobe, qemu, setup, workflows)
 from .common import Failure, banner, info
 
 # Suites of our own that the KUnit configuration builds, besides upstream's
@@ -65,6 +65,20 @@ def add_args(p):
                    "optimization --config kunit` for each implementation: the KUnit kernels, 4 vCPUs on one "
                    "QEMU thread; a boot of about 15 s per implementation)")
     p.add_argument("--timeout", type=int, default=600, help="seconds one QEMU boot may take (default 600)")
+    p.add_argument("--shard", default=None, metavar="K/N",
+                   help="run only shard K of N of the steps (every N-th step from the K-th: host checks, KUnit per "
+                   "arch and implementation, each suite per arch, the decoder, kunitconfig and export checks), so "
+                   "N machines together run what `test` runs; with the same --arch and --impl on each")
+    cli.checks(p, _check_shard)
+
+
+def _check_shard(args):
+    if args.shard is None:
+        return
+    m = re.fullmatch(r"(\d+)/(\d+)", args.shard)
+    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
+        raise cli.UsageError(f"--shard {args.shard}: give K/N with 1 <= K <= N, such as 1/3, 2/3, 3/3")
+    args.shard = (int(m.group(1)), int(m.group(2)))
 
 
 class Results:
@@ -340,38 +354,95 @@ def cmd_test(args):
         decoder_difftest(res)
         return _summary(res)
 
-    banner("host checks: cargo test, clippy, fmt, layout, documentation, command line")
+    units = full_plan(args, arches, impls)
+    if args.shard:
+        k, n = args.shard
+        mine = shard(units, k, n)
+        info(f"shard {k}/{n}: {len(mine)} of the {len(units)} steps of this test: " + ", ".join(u[0] for u in mine))
+        units = mine
+    for _, run in units:
+        run(res)
+    return _summary(res)
+
+
+def host_phase(res, args, impls):
+    banner("host checks: cargo test, clippy, fmt, layout, documentation, command line, shards")
     host_checks(res)
     layout.test_row(res)
     doc_check(res)
     clitable.test_row(res)
-    if not args.host_only:
-        if "rust" not in impls and not args.impls:
-            res.add("kunit: --impl rust", skipped=1,
-                    note=f"the Rust core is not in the tree yet ({common.RUST_CORE_ROOT.relative_to(common.REPO)} "
-                    "missing); only the C implementation is tested")
-        for arch in arches:
-            for impl in impls:
-                why = common.rust_unavailable_reason(arch, impl)
-                if why:
-                    res.add(f"kunit {arch}/{impl}", skipped=1, note=why)
-                    continue
-                banner(f"KUnit on {arch}, {impl} implementation")
-                kunit(res, arch, impl, args.timeout)
-                flags_check(res, arch, impl)
-                if args.no_ftrace:
-                    banner(f"KUnit on {arch}, {impl} implementation, without the function tracer")
-                    kunit(res, arch, impl, args.timeout, config="kunit-noftrace")
-            booted = [i for i in impls if not common.rust_unavailable_reason(arch, i)]
-            conformance.run_all(res, arch, booted, args.timeout)
-            archsuite.run_all(res, arch, booted, args.timeout)
-            nokprobe.run_all(res, arch, booted, args.timeout)
-            kselftest.run_all(res, arch, booted, args.timeout)
-            stress_short(res, arch, booted, args.no_stress)
-        if "x86_64" in arches:
-            banner("x86 decoder: differential test against objdump")
-            decoder_difftest(res)
-    return _summary(res)
+    shard_check(res)
+    workflows.test_row(res)
+    if "rust" not in impls and not args.impls:
+        res.add("kunit: --impl rust", skipped=1,
+                note=f"the Rust core is not in the tree yet ({common.RUST_CORE_ROOT.relative_to(common.REPO)} "
+                "missing); only the C implementation is tested")
+
+
+def kunit_step(res, args, arch, impl):
+    why = common.rust_unavailable_reason(arch, impl)
+    if why:
+        res.add(f"kunit {arch}/{impl}", skipped=1, note=why)
+        return
+    banner(f"KUnit on {arch}, {impl} implementation")
+    kunit(res, arch, impl, args.timeout)
+    flags_check(res, arch, impl)
+    if args.no_ftrace:
+        banner(f"KUnit on {arch}, {impl} implementation, without the function tracer")
+        kunit(res, arch, impl, args.timeout, config="kunit-noftrace")
+
+
+def full_plan(args, arches, impls):
+    """The steps of `test` (without an only-one-part flag), in order: (name, run(res)) each.
+    --host-only keeps the first; --shard K/N runs every N-th from the K-th (shard())."""
+    units = [("host checks", lambda res: host_phase(res, args, impls))]
+    if args.host_only:
+        return units
+    for arch in arches:
+        booted = [i for i in impls if not common.rust_unavailable_reason(arch, i)]
+        units += [(f"kunit {arch}/{impl}", lambda res, a=arch, i=impl: kunit_step(res, args, a, i)) for impl in impls]
+        units += [(f"{m.__name__.rsplit('.', 1)[1]} {arch}",
+                   lambda res, m=m, a=arch, b=booted: m.run_all(res, a, b, args.timeout))
+                  for m in (conformance, archsuite, nokprobe, kselftest)]
+        units.append((f"stress {arch}", lambda res, a=arch, b=booted: stress_short(res, a, b, args.no_stress)))
+    if "x86_64" in arches:
+        units.append(("decoder difftest", lambda res: (banner("x86 decoder: differential test against objdump"),
+                                                       decoder_difftest(res))))
+        units.append(("kunitconfig x86_64", lambda res: (banner("the .kunitconfig files with upstream's kunit.py"),
+                                                         kunitconfigs.run_all(res))))
+    units.append(("export", lambda res: (banner("export: the series with git am, the tree, checkpatch"),
+                                         export.check(res))))
+    return units
+
+
+def shard(units, k, n):
+    """Shard `k` of `n` (1-based) of `units`: every n-th from the k-th, so each shard gets a share
+    of every arch's steps."""
+    return units[k - 1::n]
+
+
+def shard_check(res):
+    """The shards of `test --shard K/N` together run what `test` runs, each step once, for N = 1..6
+    and the plans of x86_64 alone and of every arch with every implementation."""
+    problems, plans = [], 0
+    for arches, impls in ((["x86_64"], common.default_impls()), (list(common.ARCHES), list(common.IMPLS))):
+        args = type("Args", (), dict(host_only=False, impls=None, timeout=600, no_stress=False, no_ftrace=False))()
+        names = [u[0] for u in full_plan(args, arches, impls)]
+        if len(set(names)) != len(names):
+            problems.append(f"the plan of {','.join(arches)} names a step twice")
+        for n in range(1, 7):
+            plans += 1
+            parts = [[u[0] for u in shard(full_plan(args, arches, impls), k, n)] for k in range(1, n + 1)]
+            union = [x for part in parts for x in part]
+            if sorted(union) != sorted(names):
+                problems.append(f"{','.join(arches)} in {n} shards: the union is not the full run "
+                                f"(missing {sorted(set(names) - set(union))}, twice {len(union) - len(set(union))})")
+            if n <= len(names) and not all(parts):
+                problems.append(f"{','.join(arches)} in {n} shards: a shard is empty")
+    res.add("host: test --shard K/N: the shards' union is the full run, each step once",
+            int(not problems), int(bool(problems)),
+            note="; ".join(problems) if problems else f"{plans} splits checked (N = 1..6, x86_64 and --arch all "
+            "--impl all)")
 
 
 def stress_short(res, arch, impls, leave_out):

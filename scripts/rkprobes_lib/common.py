@@ -19,6 +19,9 @@ KERNEL_VERSION = "6.12.117"
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 PRISTINE = CACHE / "linux-source-6.12"
 TREE = CACHE / "tree"
+# Where build directories go; --linux-src (linux_src.py) sets both to the user's tree and its own.
+BUILD_ROOT = CACHE / "build"
+LINUX_SRC = None
 CONFIGS = REPO / "tools" / "testing" / "rkprobes" / "configs"
 
 # The implementations of kprobes one tree builds, in the order they are run, compared (each

@@ -16,7 +16,7 @@ import re
 import shutil
 import subprocess
 
-from . import cli, common, setup, tree
+from . import cli, common, linux_src, setup, tree
 from .common import Failure, info
 
 
@@ -26,6 +26,7 @@ def add_build_args(p, default_config):
     cli.add_config(p, common.CONFIG_NAMES, default_config)
     cli.add_debug(p, help_extra="Builds the configuration <config>-<checker> (kunit or preempt with the checker)")
     cli.checks(p, _check_build_args)
+    linux_src.add_arg(p)
 
 
 def _check_build_args(args):
@@ -44,7 +45,7 @@ def build_config(config, debug):
 
 
 def build_dir(arch, impl, config):
-    return common.CACHE / "build" / f"{arch}-{impl}-{config}"
+    return common.BUILD_ROOT / f"{arch}-{impl}-{config}"
 
 
 # Per arch with a Rust arch layer: the kprobes arch directory, upstream's C objects there that the
