@@ -28,7 +28,7 @@ def check_one(path, arch="x86_64"):
     bdir = common.CACHE / "build" / f"kunitconfig-{path.name}"
     make_options = [v for v in kbuild.make_vars(arch) if not v.startswith("ARCH=")]
     cmd = [sys.executable, "tools/testing/kunit/kunit.py", "config", f"--build_dir={bdir}",
-           f"--kunitconfig={path}", f"--arch={arch}", "--make_options", *make_options]
+           f"--kunitconfig={path}", f"--arch={arch}"] + [f"--make_options={m}" for m in make_options]
     r = subprocess.run(cmd, cwd=str(common.TREE), env=kbuild.make_env(), capture_output=True, text=True)
     out = (r.stdout + r.stderr).strip().splitlines()
     return r.returncode == 0, out[-6:]
@@ -36,13 +36,14 @@ def check_one(path, arch="x86_64"):
 
 def run_all(res, arch="x86_64"):
     """A row per .kunitconfig: upstream's kunit.py keeps every option it asks for."""
-    for path in configs():
-        name = f"kunitconfig {path.relative_to(common.REPO)}: kunit.py config --arch={arch}"
-        why = common.rust_unavailable_reason(arch, NEEDS.get(path.name, "c"))
-        if why:
-            res.add(name, skipped=1, note=why)
-            continue
-        with common.build_lock():
-            tree.prepare()
+    with common.build_lock():
+        tree.prepare()
+        for path in configs():
+            name = f"kunitconfig {path.relative_to(common.REPO)}: kunit.py config --arch={arch}"
+            why = common.rust_unavailable_reason(arch, NEEDS.get(path.name, "c"))
+            if why:
+                res.add(name, skipped=1, note=why)
+                continue
             ok, tail = check_one(path, arch)
-        res.add(name, int(ok), int(not ok), note="every option kept after olddefconfig" if ok else "\n".join(tail))
+            res.add(name, int(ok), int(not ok),
+                    note="every option kept after olddefconfig" if ok else "\n".join(tail))
