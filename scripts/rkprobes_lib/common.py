@@ -364,8 +364,13 @@ def build_lock():
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             info("another rkprobes build holds the build lock; waiting for it")
+            start = last = time.monotonic()
             while not first():
                 time.sleep(1)
+                if time.monotonic() - last >= 60:
+                    last = time.monotonic()
+                    info(f"  [{fmt_secs(last - start)}] still waiting for the build lock: {first.ahead()} ahead "
+                         "in the queue")
             fcntl.flock(f, fcntl.LOCK_EX)
         _lock_depth = 1
         try:
@@ -394,6 +399,12 @@ def _build_queue_ticket(queue):
                 pass
             return False
         return True
+
+    def ahead():
+        """How many tickets are older than ours (the holder included)."""
+        return sum(1 for t in queue.iterdir() if t.name < ticket.name)
+
+    first.ahead = ahead
 
     try:
         yield first
