@@ -16,10 +16,12 @@ the tree the overlay builds (pristine + series + overlay), and runs checkpatch.p
 every patch: 0 errors, warnings listed.
 """
 
+import fcntl
 import re
 import shutil
 import subprocess
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 from . import cli, common, tree
@@ -237,16 +239,26 @@ The design is in Documentation/trace/kprobes-rust.rst (patch "docs: trace").
     return subject, body
 
 
+@contextmanager
+def _repo_lock():
+    """One export at a time per cache: they share the pristine repository's work tree."""
+    BASE_REPO.parent.mkdir(parents=True, exist_ok=True)
+    with open(BASE_REPO.parent / "export.lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
+
 def export(out_dir, base=BASE_TAG):
     """Write the series to `out_dir`; returns the list of patch files (cover letter first)."""
     commits = plan()
-    repo = base_repo()
-    head = make_commits(repo, commits)
     out_dir.mkdir(parents=True, exist_ok=True)
     for old in out_dir.glob("*.patch"):
         old.unlink()
-    _git(repo, "format-patch", "-q", "--cover-letter", "--thread=shallow", "--no-signature",
-         f"--base={BASE_TAG}", "-o", str(out_dir), f"{BASE_TAG}..{head}")
+    with _repo_lock():
+        repo = base_repo()
+        head = make_commits(repo, commits)
+        _git(repo, "format-patch", "-q", "--cover-letter", "--thread=shallow", "--no-signature",
+             f"--base={BASE_TAG}", "-o", str(out_dir), f"{BASE_TAG}..{head}")
     files = sorted(out_dir.glob("*.patch"))
     cover = files[0]
     subject, body = cover_letter(commits, base)
@@ -310,7 +322,8 @@ def check(res):
             return
         patches = files[1:]
         am = tmp / "am"
-        _git(common.REPO, "clone", "-q", "--no-checkout", str(base_repo()), str(am))
+        with _repo_lock():
+            _git(common.REPO, "clone", "-q", "--no-checkout", str(base_repo()), str(am))
         _git(am, "checkout", "-q", "-b", "am", BASE_TAG)
         name_, email = _identity()
         r = subprocess.run(["git", "-C", str(am), "-c", f"user.name={name_}", "-c", f"user.email={email}", "am",
