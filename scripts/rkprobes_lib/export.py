@@ -30,6 +30,7 @@ from .common import Failure, info
 BASE_REPO = common.CACHE / "export" / "pristine.git-tree"
 BASE_TAG = f"v{common.KERNEL_VERSION}"
 SUBJECT_MAX = 75
+COVER = "0000-cover-letter.txt"
 
 # Overlay files (tree paths, prefixes) committed with the patch that hooks them into the build.
 WITH_PATCH = {
@@ -252,19 +253,22 @@ def export(out_dir, base=BASE_TAG):
     """Write the series to `out_dir`; returns the list of patch files (cover letter first)."""
     commits = plan()
     out_dir.mkdir(parents=True, exist_ok=True)
-    for old in out_dir.glob("*.patch"):
-        old.unlink()
+    for old in [*out_dir.glob("*.patch"), out_dir / COVER]:
+        old.unlink(missing_ok=True)
     with _repo_lock():
         repo = base_repo()
         head = make_commits(repo, commits)
         _git(repo, "format-patch", "-q", "--cover-letter", "--thread=shallow", "--no-signature",
              f"--base={BASE_TAG}", "-o", str(out_dir), f"{BASE_TAG}..{head}")
-    files = sorted(out_dir.glob("*.patch"))
-    cover = files[0]
+    generated = out_dir / "0000-cover-letter.patch"
     subject, body = cover_letter(commits, base)
-    text = cover.read_text().replace("*** SUBJECT HERE ***", subject).replace("*** BLURB HERE ***", body.rstrip())
+    text = generated.read_text().replace("*** SUBJECT HERE ***", subject).replace("*** BLURB HERE ***", body.rstrip())
+    # Not *.patch, so that `git am DIR/*.patch` applies the patches alone (git am stops at a cover
+    # letter: "Patch is empty"); `git send-email DIR/*` still sends it first.
+    cover = out_dir / COVER
     cover.write_text(text)
-    return files
+    generated.unlink()
+    return [cover] + sorted(out_dir.glob("*.patch"))
 
 
 def cmd_export(args):
@@ -272,8 +276,8 @@ def cmd_export(args):
     files = export(out, args.base)
     for f in files:
         print(f"  {f.name}")
-    info(f"export: {len(files) - 1} patches and a cover letter in {out}; apply with `git am {out}/*.patch` "
-         f"on a {args.base} tree")
+    info(f"export: {len(files) - 1} patches and a cover letter ({COVER}) in {out}; apply with "
+         f"`git am {out}/*.patch` on a {args.base} tree, send with `git send-email {out}/*`")
     return 0
 
 
