@@ -26,6 +26,7 @@ def configs():
 def check_one(path, arch="x86_64"):
     """`kunit.py config` with `path`; returns (ok, the last lines of its output)."""
     bdir = common.CACHE / "build" / f"kunitconfig-{path.name}"
+    bdir.parent.mkdir(parents=True, exist_ok=True)
     make_options = [v for v in kbuild.make_vars(arch) if not v.startswith("ARCH=")]
     cmd = [sys.executable, "tools/testing/kunit/kunit.py", "config", f"--build_dir={bdir}",
            f"--kunitconfig={path}", f"--arch={arch}"] + [f"--make_options={m}" for m in make_options]
