@@ -21,7 +21,7 @@ import shutil
 import statistics
 import subprocess
 
-from . import common, initramfs, kbuild, qemu
+from . import cli, common, initramfs, kbuild, qemu
 from .common import Failure, banner, info
 
 BENCH_DIR = common.REPO / "tools" / "testing" / "rkprobes" / "bench"
@@ -40,6 +40,7 @@ ICOUNT = ["-icount", "shift=0,sleep=off"]
 APPEND = "loglevel=4 nokaslr mitigations=off panic=-1"
 # The arches whose benchmark sites and guest clock are known to work.
 BENCH_ARCHES = ("x86_64",)
+BENCH_ARCHES_WHY = "its probe sites are x86 NOPs and its clock the TSC under -icount"
 NO_RUST = "n/a (Rust core not in tree)"
 # Column headers; ratio columns are "<header>/C".
 HEADERS = {"c": "C", "rust": "Rust", "rust-arch": "Rust+arch"}
@@ -115,11 +116,9 @@ MEM_CASES = [
 
 
 def add_bench_args(p):
-    p.add_argument("--arch", default="x86_64", help="architecture: " + ", ".join(BENCH_ARCHES) + " (default x86_64)")
-    p.add_argument("--impl", default=None,
-                   help="implementation(s), comma-separated, a column each and each but c a ratio to C "
-                   "(default: every one the tree builds: c, rust when the Rust core is in the tree, rust-arch when "
-                   "the Rust x86 arch layer is too). " + common.impls_help())
+    cli.add_arch(p, arches=BENCH_ARCHES, why=BENCH_ARCHES_WHY)
+    cli.add_impl(p, multi=True, default_help="every one the tree builds: c, rust when the Rust core is in the tree, "
+                 "rust-arch when the Rust x86 arch layer is too; a column each, each but c with a ratio to C")
     p.add_argument("--boots", type=int, default=2, help="boots of each kernel (default 2; the spread spans them)")
     p.add_argument("--reps", type=int, default=5, help="repetitions of each measurement per boot (1..16, default 5)")
     p.add_argument("--calls", type=int, default=1000, help="calls of the probed function per repetition (default 1000)")
@@ -131,6 +130,15 @@ def add_bench_args(p):
     p.add_argument("--no-bulk", action="store_true",
                    help="leave out the bulk registration rows (register_kprobes of 100 to 10000 functions by name, "
                    "run in the first boot only, the longest part of it)")
+    cli.conflicts(p, ("--bulk-big", "--no-bulk", "--bulk-big adds a bulk row and --no-bulk leaves them all out"))
+    cli.checks(p, _check_args)
+
+
+def _check_args(args):
+    if not 1 <= args.reps <= 16:
+        raise cli.UsageError(f"--reps {args.reps}: valid values are 1..16")
+    if args.boots < 1 or args.calls < 1:
+        raise cli.UsageError(f"--boots {args.boots} --calls {args.calls}: each must be at least 1")
 
 
 def build_modules(arch, bdir):
@@ -520,21 +528,7 @@ def measure(args, impl, bdir, initrd):
 
 
 def cmd_bench(args):
-    if args.arch not in common.ARCHES:
-        raise Failure(f"unsupported --arch {args.arch}; valid values: {', '.join(BENCH_ARCHES)}")
-    if args.arch not in BENCH_ARCHES:
-        raise Failure(f"--arch {args.arch}: the benchmark runs on {', '.join(BENCH_ARCHES)} only (its probe sites "
-                      "are x86 NOPs and its clock the TSC under -icount); valid values: " + ", ".join(BENCH_ARCHES))
-    if args.impl:
-        impls = common.parse_impls(args.impl)
-        for impl in impls:
-            common.require_impl_available(impl, args.arch)
-    else:
-        impls = common.default_impls()
-    if not 1 <= args.reps <= 16:
-        raise Failure(f"--reps {args.reps}: valid values are 1..16")
-    if args.boots < 1 or args.calls < 1:
-        raise Failure("--boots and --calls must be at least 1")
+    impls = args.impls or common.default_impls()
     impls = common.ordered_impls(impls)
     rust_absent = not common.rust_core_present()
     if "rust" not in impls and rust_absent:

@@ -29,7 +29,7 @@ import socket
 import subprocess
 import time
 
-from . import common, cmd_bench, initramfs, kbuild, qemu
+from . import cli, common, cmd_bench, initramfs, kbuild, qemu
 from .common import Failure, banner, info
 
 CORE_OBJECTS = {"c": ["kernel/kprobes.o"],
@@ -58,9 +58,8 @@ reboot -f
 
 
 def add_args(p):
-    p.add_argument("--impl", default="c,rust",
-                   help="implementations, comma-separated, each but c compared with C (default c,rust). "
-                   + common.impls_help())
+    cli.add_arch(p, arches=("x86_64",), why="it profiles the benchmark module, whose probe sites are x86's")
+    cli.add_impl(p, multi=True, default_help="c,rust; each but c compared with C")
     p.add_argument("--command", default="regn 100",
                    help="benchmark module command to profile (default 'regn 100'; also 'reg1', "
                         "'regn 1000', 'fill 64 post'; with --bench-sequence 'bulk module 1000', or "
@@ -76,6 +75,23 @@ def add_args(p):
     p.add_argument("--scope", default="core", choices=("core", "kernel"),
                    help="count the core's own functions (default) or every function of the kernel and module")
     p.add_argument("--timeout", type=int, default=1800, help="seconds the QEMU boot may take (default 1800)")
+    cli.conflicts(p, ("--warmup", "--bench-sequence", "the sequence is the warm-up"))
+    cli.checks(p, _check_args)
+
+
+def _check_args(args):
+    args.impls = args.impls or ["c", "rust"]
+    for impl in args.impls:
+        why = common.rust_unavailable_reason(args.arch, impl)
+        if why:
+            raise cli.UsageError(f"--impl {impl} (profile's default c,rust): {why}; give --impl c")
+    if args.top < 1:
+        raise cli.UsageError(f"--top {args.top}: must be at least 1")
+    if args.bench_sequence:
+        if args.command not in bench_sequence_commands(cmd_bench.INIT.read_text()):
+            raise cli.UsageError(f"--bench-sequence: {cmd_bench.INIT.name} never runs 'ctl {args.command}' "
+                                 f"(a 'ctl' line of its own, or 'measure CASE SITE' of a 'hit' line); see "
+                                 f"{cmd_bench.INIT}")
 
 
 def _symbols(path, defined_only=False):
@@ -311,18 +327,7 @@ def bench_sequence_commands(init):
 
 
 def cmd_profile(args):
-    args.arch = "x86_64"
-    impls = common.parse_impls(args.impl)
-    for impl in impls:
-        common.require_impl_available(impl, args.arch)
-    if args.top < 1:
-        raise Failure("--top must be at least 1")
-    if args.bench_sequence:
-        if args.warmup:
-            raise Failure("--warmup and --bench-sequence do not go together: the sequence is the warm-up")
-        if args.command not in bench_sequence_commands(cmd_bench.INIT.read_text()):
-            raise Failure(f"--bench-sequence: {cmd_bench.INIT.name} never runs 'ctl {args.command}' "
-                          f"(a 'ctl' line of its own, or 'measure CASE SITE' of a 'hit' line); see {cmd_bench.INIT}")
+    impls = args.impls
     results = {}
     for impl in common.ordered_impls(impls):
         banner(f"profile: {args.arch}, {impl} implementation, '{args.command}'")

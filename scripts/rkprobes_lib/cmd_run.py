@@ -41,9 +41,8 @@ def default_impl(arch):
 
 def cmd_run(args):
     arch = args.arch
-    impl = args.impl or default_impl(arch)
-    common.require_impl_available(impl, arch)
-    if args.impl is None and impl == "c":
+    impl = args.impls[0] if args.impls else default_impl(arch)
+    if args.impls is None and impl == "c":
         info("the Rust core is not in the tree yet: running the C implementation")
     config = run_config(arch)
     bdir = kbuild.build(arch, impl, config)

@@ -34,7 +34,7 @@ on a violation, a failed check, a splat, or a boot that did not reach RKS-DONE.
 import re
 import time
 
-from . import common, initramfs, kbuild, qemu, stress_scenarios
+from . import cli, common, initramfs, kbuild, qemu, stress_scenarios
 from .common import Failure, banner, info
 
 STRESS_DIR = common.REPO / "tools" / "testing" / "rkprobes" / "stress"
@@ -139,6 +139,28 @@ SPLATS = [
     ("kmemleak", re.compile(r"RKS kmemleak: unreferenced object")),
 ]
 TOGGLE_MODES = ("both", "optimization", "none")
+STRESS_ARCHES_WHY = ("the other arches have no kernel configuration with modules, debugfs and kprobe events for "
+                     "the stress yet")
+_RACE_ONLY = "--race is a run of its own"
+# Flags that do not go together (cli.conflicts), and why.
+CONFLICTS = [
+    ("--race", "--debug", f"{_RACE_ONLY} on the plain {RACE_CONFIG} kernel; a checker runs with the stress mix "
+     "or a --scenario"),
+    ("--race", "--config", f"{_RACE_ONLY} and always boots the {RACE_CONFIG} kernel"),
+    ("--race", "--toggles", f"{_RACE_ONLY} and switches kprobes/enabled and the optimization sysctl itself"),
+    ("--race", "--tcg", f"{_RACE_ONLY} and runs its vCPUs on one TCG thread always"),
+    ("--race", "--duration", f"{_RACE_ONLY} of {RACE_ITERATIONS} iterations, not of a time"),
+    ("--race", "--scenario", f"{_RACE_ONLY}; give one of them"),
+    ("--race", "--arch=arm64", "the race's probe sites (+9 of each function) are x86_64's"),
+    ("--debug", "--config=bench", "a debug checker is built into the kunit or preempt kernel, not bench; give "
+     "--config kunit or preempt, or leave --config out"),
+    ("--scenario", "--config=bench", "a scenario boots the kunit or preempt kernel"),
+    ("--scenario", "--toggles", "a scenario's /init does its own toggling; --toggles is the stress mix's"),
+    ("--scenario=ftrace-aggr", "--debug", "ftrace-aggr boots its own kernel, the KUnit one with the kprobes samples"),
+    ("--scenario=ftrace-aggr", "--config", "ftrace-aggr boots its own kernel, the KUnit one with the kprobes samples"),
+    ("--scenario=ftrace-aggr", "--tcg", "ftrace-aggr runs its vCPUs on one TCG thread always"),
+    ("--scenario=ftrace-aggr", "--arch=arm64", "its kernel configuration is x86_64's only for now"),
+]
 # The configuration whose /init runs the faults step (configs/debug-faults.config).
 FAULTS_CONFIG = "kunit-faults"
 # QEMU's TCG: one host thread for all vCPUs (single, our default), or one per vCPU (multi,
@@ -150,14 +172,11 @@ TIMESTAMP = re.compile(r"^\[\s*\d+\.\d+\]\s?")
 
 
 def add_args(p):
-    p.add_argument("--arch", default=ARCH, choices=STRESS_ARCHES,
-                   help=f"guest architecture (default {ARCH})")
-    p.add_argument("--impl", default=None,
-                   help="implementation(s), comma-separated, or 'all' (default: every one the tree builds on x86_64: "
-                   "c, rust, rust-arch). " + common.impls_help())
-    p.add_argument("--duration", type=int, default=DEFAULT_DURATION,
+    cli.add_arch(p, arches=STRESS_ARCHES, default=ARCH, why=STRESS_ARCHES_WHY)
+    cli.add_impl(p, multi=True, default_help="every one the tree builds for the arch: c, rust, rust-arch")
+    p.add_argument("--duration", type=int, default=None,
                    help=f"seconds of the stress phase in each guest (default {DEFAULT_DURATION})")
-    p.add_argument("--toggles", choices=TOGGLE_MODES, default="both",
+    p.add_argument("--toggles", choices=TOGGLE_MODES, default=None,
                    help="which switches /init toggles during the stress: 'both' (default): kprobes/enabled and "
                    "the optimization sysctl, each from its own loop; 'optimization': the sysctl only; 'none'. "
                    "Toggling kprobes/enabled beside the optimization sysctl and probes being (un)registered can "
@@ -165,33 +184,43 @@ def add_args(p):
                    "the Rust core fixes")
     p.add_argument("--timeout", type=int, default=None,
                    help=f"seconds one QEMU boot may take (default: duration + {BOOT_MARGIN})")
-    p.add_argument("--tcg", choices=sorted(TCG_MODES), default=DEFAULT_TCG,
+    p.add_argument("--tcg", choices=sorted(TCG_MODES), default=None,
                    help="QEMU TCG threading: 'single' (default): every vCPU on one host thread, taking turns "
                    "at translation-block boundaries; 'multi': a host thread per vCPU, truly concurrent, "
                    "where QEMU runs stale code after another vCPU rewrote it (QEMU issue 4669): int3 traps "
                    "at restored probe sites, an Oops on upstream C")
-    p.add_argument("--debug", default=None, metavar="LIST",
-                   help="instead of --config, the KUnit kernel with a debug checker, one run per checker, "
-                   f"comma-separated or 'all': {', '.join(common.DEBUG_CONFIGS)} (lockdep: PROVE_LOCKING and "
-                   "DEBUG_ATOMIC_SLEEP; kasan: generic KASAN; kmemleak: scanned after rmmod; ubsan: UBSAN and "
-                   "the Rust overflow checks; list: DEBUG_LIST; faults: failslab and fail_page_alloc, with "
-                   "kmemleak: after the stress, each kind of registration (kprobe, optimizable kprobe, "
-                   "kretprobe, ftrace-site kprobe, batch of 4) with its n-th allocation failed, n = 1, 2, ...: "
-                   "-ENOMEM, nothing left behind, usable afterwards); any report fails the run")
+    cli.add_debug(p, multi=True, help_extra="Instead of --config, the KUnit (or with --config preempt the preempt) "
+                  "kernel with the checker (lockdep: PROVE_LOCKING and "
+                  "DEBUG_ATOMIC_SLEEP; kasan: generic KASAN; kmemleak: scanned after rmmod; ubsan: UBSAN and "
+                  "the Rust overflow checks; list: DEBUG_LIST; faults: failslab and fail_page_alloc, with "
+                  "kmemleak: after the stress, each kind of registration (kprobe, optimizable kprobe, "
+                  "kretprobe, ftrace-site kprobe, batch of 4) with its n-th allocation failed, n = 1, 2, ...: "
+                  "-ENOMEM, nothing left behind, usable afterwards); any report fails the run")
     p.add_argument("--race", action="store_true",
                    help="instead of the stress, the kprobes/enabled race (stress/race-init.sh): optimized kprobe "
                    f"events, the optimization sysctl and kprobes/enabled switched off together, the events "
                    f"removed, {RACE_ITERATIONS} times on the KUnit kernel with 4 vCPUs; passes when no int3 is "
                    "left behind (no Oops). Skipped, loudly, on c: upstream 6.12 oopses there")
-    p.add_argument("--config", choices=CONFIGS, default=None,
-                   help=f"kernel configuration booted (default {CONFIG}, or the scenario's: {CONFIG}: SMP, no "
+    cli.add_config(p, CONFIGS, None, help_extra=f"Default {CONFIG}, or the scenario's: {CONFIG}: SMP, no "
                    "preemption, boosting; kunit: SMP with preemption and DEBUG_KERNEL, the kernel the short stress "
                    "of `rkprobes test` boots; preempt: kunit with full preemption, preemptible RCU and the hang "
-                   "detectors). With --debug: kunit or preempt, plus the checker")
+                   "detectors. With --debug: kunit or preempt, plus the checker")
     p.add_argument("--scenario", choices=sorted([*stress_scenarios.SCENARIOS, FTRACE_AGGR]), default=None,
                    help="instead of the stress mix, one targeted scenario (tools/testing/rkprobes/stress/<dir>/): "
                    + "; ".join(f"{n}: {s.about}" for n, s in sorted(stress_scenarios.SCENARIOS.items()))
                    + f"; {FTRACE_AGGR}: {FTRACE_AGGR_ABOUT}")
+    cli.conflicts(p, *CONFLICTS)
+    cli.checks(p, _check_args)
+
+
+def _check_args(args):
+    """--duration and --timeout, resolved: args.duration, args.timeout (None: the run's default)."""
+    if args.duration is not None and args.duration < 1:
+        raise cli.UsageError(f"--duration {args.duration}: the stress needs at least 1 second")
+    args.duration = args.duration if args.duration is not None else DEFAULT_DURATION
+    if not args.race and not args.scenario and args.timeout is not None and args.timeout <= args.duration:
+        raise cli.UsageError(f"--timeout {args.timeout}: must be longer than --duration ({args.duration} s), "
+                             "the boot runs the stress and then its checks")
 
 
 def build_modules(arch, bdir):
@@ -517,31 +546,6 @@ def run_impls(impls, duration, timeout, toggles="both", tcg=DEFAULT_TCG, config=
     return runs, failed
 
 
-def _check_impls(impls, arch):
-    for impl in impls:
-        common.require_impl_available(impl, arch)
-    return common.ordered_impls(impls)
-
-
-def _debug_names(arg):
-    """The checkers of --debug LIST (comma-separated names of common.DEBUG_CONFIGS, or 'all'), in
-    the order given."""
-    names = list(common.DEBUG_CONFIGS) if arg.strip() == "all" else [n.strip() for n in arg.split(",") if n.strip()]
-    bad = [n for n in names if n not in common.DEBUG_CONFIGS]
-    if bad or not names:
-        raise Failure(f"--debug {arg}: unknown checker(s) {', '.join(bad) or '(none given)'}; valid: "
-                      f"{', '.join(common.DEBUG_CONFIGS)}, a comma list of them, or all")
-    return names
-
-
-def _debug_configs(arg, base):
-    """The configurations of --debug LIST on `base` (kunit or preempt)."""
-    if base not in ("kunit", "preempt"):
-        raise Failure(f"--debug {arg} --config {base}: a debug checker is built into the kunit or preempt kernel, "
-                      f"not {base}; leave out --config or give --config kunit|preempt")
-    return [f"{base}-{n}" for n in _debug_names(arg)]
-
-
 def race_one(impl, arch, timeout):
     """One boot of race-init.sh; returns the list of problems (empty: passed)."""
     with common.build_lock():
@@ -729,21 +733,19 @@ def report_ftrace_aggr(run, duration):
     return problems
 
 
-def cmd_ftrace_aggr(args, arch, impls):
-    if args.duration < 1:
-        raise Failure(f"--duration {args.duration}: the stress needs at least 1 second")
-    timeout = args.timeout if args.timeout is not None else args.duration + FTRACE_AGGR_BOOT_MARGIN
+def cmd_ftrace_aggr(args, arch, impls, duration):
+    timeout = args.timeout if args.timeout is not None else duration + FTRACE_AGGR_BOOT_MARGIN
     problems, summary = [], []
     for impl in impls:
         banner(f"stress ftrace-aggr: {arch}, building and booting the {impl} implementation")
         try:
-            run = ftrace_aggr_one(impl, arch, args.duration, timeout)
+            run = ftrace_aggr_one(impl, arch, duration, timeout)
         except Failure as e:
             common.error(f"{impl}: {e}")
             problems.append(f"{impl}: could not be built: {str(e).splitlines()[0]}")
             summary.append(f"  FAIL  stress ftrace-aggr {arch}/{impl}: could not be built")
             continue
-        p = report_ftrace_aggr(run, args.duration)
+        p = report_ftrace_aggr(run, duration)
         problems += [f"{impl}: {x} (console: {run.log})" for x in p]
         first = run.first_failure()
         summary.append(f"  {'FAIL' if p else 'PASS':4}  stress ftrace-aggr {arch}/{impl}: "
@@ -759,47 +761,30 @@ def cmd_ftrace_aggr(args, arch, impls):
 
 def cmd_stress(args):
     arch = args.arch
-    if arch not in STRESS_ARCHES:
-        raise Failure(f"--arch {arch}: the stress runs on {', '.join(STRESS_ARCHES)} only for now (the other arches "
-                      "have no kernel configuration with modules, debugfs and kprobe events yet)")
-    impls = _check_impls(common.parse_impls(args.impl) if args.impl is not None
-                         else [i for i in common.default_impls() if common.rust_unavailable_reason(arch, i) is None],
-                         arch)
+    impls = common.ordered_impls(args.impls if args.impls is not None
+                                 else [i for i in common.default_impls()
+                                       if common.rust_unavailable_reason(arch, i) is None])
+    duration = args.duration
+    tcg = args.tcg or DEFAULT_TCG
     if args.scenario == FTRACE_AGGR:
-        if args.race or args.debug is not None or args.config is not None:
-            raise Failure(f"--scenario {FTRACE_AGGR} boots its own kernel (the KUnit one): no --race, --debug or "
-                          "--config with it")
-        if arch != "x86_64":
-            raise Failure(f"--scenario {FTRACE_AGGR} --arch {arch}: its kernel configuration (the KUnit kernel "
-                          "with the kprobes samples) is x86_64's only for now")
-        return cmd_ftrace_aggr(args, arch, impls)
+        return cmd_ftrace_aggr(args, arch, impls, duration)
     if args.scenario:
-        if args.race:
-            raise Failure("--scenario and --race: --race is a scenario of its own; give one of them")
-        timeout = args.timeout if args.timeout is not None else args.duration + BOOT_MARGIN
-        debugs = _debug_names(args.debug) if args.debug is not None else None
-        return stress_scenarios.cmd_scenario(args.scenario, arch, impls, args.duration, timeout, args.config,
-                                             debugs, CPUS, TCG_MODES[args.tcg], f"{APPEND} {SHORT_APPEND}")
+        timeout = args.timeout if args.timeout is not None else duration + BOOT_MARGIN
+        return stress_scenarios.cmd_scenario(args.scenario, arch, impls, duration, timeout, args.config,
+                                             args.debugs, CPUS, TCG_MODES[tcg], f"{APPEND} {SHORT_APPEND}")
     if args.race:
-        if arch != "x86_64":
-            raise Failure(f"--race --arch {arch}: the race's probe sites (+9 of each function) are x86_64's")
         return cmd_race(args, arch, impls)
-    if args.duration < 1:
-        raise Failure(f"--duration {args.duration}: the stress needs at least 1 second")
-    timeout = args.timeout if args.timeout is not None else args.duration + BOOT_MARGIN
-    if timeout <= args.duration:
-        raise Failure(f"--timeout {timeout}: must be longer than --duration ({args.duration} s), "
-                      "the boot runs the stress and then its checks")
-    configs = (_debug_configs(args.debug, args.config or "kunit") if args.debug is not None
+    timeout = args.timeout if args.timeout is not None else duration + BOOT_MARGIN
+    configs = ([f"{args.config or 'kunit'}-{d}" for d in args.debugs] if args.debugs is not None
                else [args.config or CONFIG])
     problems, summary = [], []
     for config in configs:
-        runs, failed = run_impls(impls, args.duration, timeout, args.toggles, args.tcg, config, arch)
+        runs, failed = run_impls(impls, duration, timeout, args.toggles or "both", tcg, config, arch)
         problems += [f"{impl} ({config}): could not be built: {why}" for impl, why in failed.items()]
         for impl in impls:
             if impl in runs:
                 problems += [f"{impl} ({config}): {p} (console: {runs[impl].log})"
-                             for p in report(runs[impl], args.duration)]
+                             for p in report(runs[impl], duration)]
         if runs:
             rows, notes = messages_table([runs[i] for i in impls if i in runs])
             banner(f"kprobes: messages in the kernel log, per build ({config} kernel)")

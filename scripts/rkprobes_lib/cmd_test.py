@@ -20,7 +20,8 @@ import os
 import re
 import subprocess
 
-from . import archsuite, cmd_stress, common, conformance, doccheck, kbuild, kselftest, layout, nokprobe, qemu, setup
+from . import (archsuite, cli, clitable, cmd_stress, common, conformance, doccheck, export, kbuild, kselftest,
+               kunitconfigs, layout, nokprobe, qemu, setup, workflows)
 from .common import Failure, banner, info
 
 # Suites of our own that the KUnit configuration builds, besides upstream's
@@ -31,6 +32,53 @@ EXPECTED_SUITES_ALL = ("rust_doctests_kernel",)
 HOST_DIR = common.REPO / "tools" / "testing" / "rkprobes" / "host"
 FLAGS_CHECK = HOST_DIR / "core" / "kernel-flags-check.sh"
 DECODER_PKG = "rkprobes-x86-insn"
+
+
+def add_args(p):
+    """The options of `test` besides the shared --arch and --impl."""
+    p.add_argument("--host-only", action="store_true", help="only the host checks (cargo test, clippy, fmt)")
+    p.add_argument("--decoder", action="store_true", help="only the x86 decoder checks")
+    p.add_argument("--no-ftrace", action="store_true",
+                   help="also run the KUnit step (kprobes_test, doctests) of each implementation on a KUnit "
+                   "kernel without CONFIG_FUNCTION_TRACER (configuration kunit-noftrace: "
+                   "configs/noftrace.config on top of the kunit fragments), so its probes take the int3 path, "
+                   "not ftrace; extra summary rows 'kunit ARCH/IMPL (no ftrace)'")
+    p.add_argument("--debug-assertions", action="store_true",
+                   help="only the Rust builds on a KUnit kernel with CONFIG_RUST_DEBUG_ASSERTIONS and "
+                   "CONFIG_RUST_OVERFLOW_CHECKS (configuration kunit-debugassert): kprobes_test, the doctests, "
+                   "and the hit-path check, which names any panic path reachable from a probe hit")
+    p.add_argument("--conformance", action="store_true",
+                   help="only our conformance suite (tools/testing/rkprobes/conformance/) in the KUnit kernel "
+                   "of each implementation, and each non-C transcript against C's; on "
+                   + ", ".join(conformance.ARCHES))
+    p.add_argument("--kselftest", action="store_true",
+                   help="only upstream's ftrace kselftests of kprobes (ftracetest on "
+                   "tools/testing/selftests/ftrace/test.d/kprobe/, copied from the pristine source into the "
+                   "initramfs) in the KUnit kernel of each implementation, and each non-C one against C")
+    p.add_argument("--archsuite", "--x86suite", dest="archsuite", action="store_true",
+                   help="only the arch behaviour suite (x86_64: tools/testing/rkprobes/x86suite/, each emulated, "
+                   "boosted, optimized or refused instruction class; arm64, riscv, loongarch: the step suites of "
+                   "tools/testing/rkprobes/stepsuite/, each simulated, stepped or refused class; probed and "
+                   "unprobed, results compared) in the KUnit kernel of each implementation")
+    p.add_argument("--no-stress", action="store_true",
+                   help="leave out the short SMP stress (x86_64: `rkprobes stress --duration 10 --toggles "
+                   "optimization --config kunit` for each implementation: the KUnit kernels, 4 vCPUs on one "
+                   "QEMU thread; a boot of about 15 s per implementation)")
+    p.add_argument("--timeout", type=int, default=600, help="seconds one QEMU boot may take (default 600)")
+    p.add_argument("--shard", default=None, metavar="K/N",
+                   help="run only shard K of N of the steps (every N-th step from the K-th: host checks, KUnit per "
+                   "arch and implementation, each suite per arch, the decoder, kunitconfig and export checks), so "
+                   "N machines together run what `test` runs; with the same --arch and --impl on each")
+    cli.checks(p, _check_shard)
+
+
+def _check_shard(args):
+    if args.shard is None:
+        return
+    m = re.fullmatch(r"(\d+)/(\d+)", args.shard)
+    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
+        raise cli.UsageError(f"--shard {args.shard}: give K/N with 1 <= K <= N, such as 1/3, 2/3, 3/3")
+    args.shard = (int(m.group(1)), int(m.group(2)))
 
 
 class Results:
@@ -275,14 +323,8 @@ def flags_check(res, arch, impl, config="kunit"):
 
 def cmd_test(args):
     res = Results()
-    arches = common.parse_choice(args.arch, tuple(common.ARCHES), "--arch")
-    if args.impl:
-        impls = common.parse_impls(args.impl)
-        for impl in impls:
-            for arch in arches:
-                common.require_impl_available(impl, arch)
-    else:
-        impls = common.default_impls()
+    arches = args.arches
+    impls = args.impls or common.default_impls()
     setup.ensure()
 
     # --conformance, --kselftest, --archsuite: that one step alone.
@@ -313,37 +355,95 @@ def cmd_test(args):
         decoder_difftest(res)
         return _summary(res)
 
-    banner("host checks: cargo test, clippy, fmt, layout, documentation")
+    units = full_plan(args, arches, impls)
+    if args.shard:
+        k, n = args.shard
+        mine = shard(units, k, n)
+        info(f"shard {k}/{n}: {len(mine)} of the {len(units)} steps of this test: " + ", ".join(u[0] for u in mine))
+        units = mine
+    for _, run in units:
+        run(res)
+    return _summary(res)
+
+
+def host_phase(res, args, impls):
+    banner("host checks: cargo test, clippy, fmt, layout, documentation, command line, shards")
     host_checks(res)
     layout.test_row(res)
     doc_check(res)
-    if not args.host_only:
-        if "rust" not in impls and not args.impl:
-            res.add("kunit: --impl rust", skipped=1,
-                    note=f"the Rust core is not in the tree yet ({common.RUST_CORE_ROOT.relative_to(common.REPO)} "
-                    "missing); only the C implementation is tested")
-        for arch in arches:
-            for impl in impls:
-                why = common.rust_unavailable_reason(arch, impl)
-                if why:
-                    res.add(f"kunit {arch}/{impl}", skipped=1, note=why)
-                    continue
-                banner(f"KUnit on {arch}, {impl} implementation")
-                kunit(res, arch, impl, args.timeout)
-                flags_check(res, arch, impl)
-                if args.no_ftrace:
-                    banner(f"KUnit on {arch}, {impl} implementation, without the function tracer")
-                    kunit(res, arch, impl, args.timeout, config="kunit-noftrace")
-            booted = [i for i in impls if not common.rust_unavailable_reason(arch, i)]
-            conformance.run_all(res, arch, booted, args.timeout)
-            archsuite.run_all(res, arch, booted, args.timeout)
-            nokprobe.run_all(res, arch, booted, args.timeout)
-            kselftest.run_all(res, arch, booted, args.timeout)
-            stress_short(res, arch, booted, args.no_stress)
-        if "x86_64" in arches:
-            banner("x86 decoder: differential test against objdump")
-            decoder_difftest(res)
-    return _summary(res)
+    clitable.test_row(res)
+    shard_check(res)
+    workflows.test_row(res)
+    if "rust" not in impls and not args.impls:
+        res.add("kunit: --impl rust", skipped=1,
+                note=f"the Rust core is not in the tree yet ({common.RUST_CORE_ROOT.relative_to(common.REPO)} "
+                "missing); only the C implementation is tested")
+
+
+def kunit_step(res, args, arch, impl):
+    why = common.rust_unavailable_reason(arch, impl)
+    if why:
+        res.add(f"kunit {arch}/{impl}", skipped=1, note=why)
+        return
+    banner(f"KUnit on {arch}, {impl} implementation")
+    kunit(res, arch, impl, args.timeout)
+    flags_check(res, arch, impl)
+    if args.no_ftrace:
+        banner(f"KUnit on {arch}, {impl} implementation, without the function tracer")
+        kunit(res, arch, impl, args.timeout, config="kunit-noftrace")
+
+
+def full_plan(args, arches, impls):
+    """The steps of `test` (without an only-one-part flag), in order: (name, run(res)) each.
+    --host-only keeps the first; --shard K/N runs every N-th from the K-th (shard())."""
+    units = [("host checks", lambda res: host_phase(res, args, impls))]
+    if args.host_only:
+        return units
+    for arch in arches:
+        booted = [i for i in impls if not common.rust_unavailable_reason(arch, i)]
+        units += [(f"kunit {arch}/{impl}", lambda res, a=arch, i=impl: kunit_step(res, args, a, i)) for impl in impls]
+        units += [(f"{m.__name__.rsplit('.', 1)[1]} {arch}",
+                   lambda res, m=m, a=arch, b=booted: m.run_all(res, a, b, args.timeout))
+                  for m in (conformance, archsuite, nokprobe, kselftest)]
+        units.append((f"stress {arch}", lambda res, a=arch, b=booted: stress_short(res, a, b, args.no_stress)))
+    if "x86_64" in arches:
+        units.append(("decoder difftest", lambda res: (banner("x86 decoder: differential test against objdump"),
+                                                       decoder_difftest(res))))
+        units.append(("kunitconfig x86_64", lambda res: (banner("the .kunitconfig files with upstream's kunit.py"),
+                                                         kunitconfigs.run_all(res))))
+    units.append(("export", lambda res: (banner("export: the series with git am, the tree, checkpatch"),
+                                         export.check(res))))
+    return units
+
+
+def shard(units, k, n):
+    """Shard `k` of `n` (1-based) of `units`: every n-th from the k-th, so each shard gets a share
+    of every arch's steps."""
+    return units[k - 1::n]
+
+
+def shard_check(res):
+    """The shards of `test --shard K/N` together run what `test` runs, each step once, for N = 1..6
+    and the plans of x86_64 alone and of every arch with every implementation."""
+    problems, plans = [], 0
+    for arches, impls in ((["x86_64"], common.default_impls()), (list(common.ARCHES), list(common.IMPLS))):
+        args = type("Args", (), dict(host_only=False, impls=None, timeout=600, no_stress=False, no_ftrace=False))()
+        names = [u[0] for u in full_plan(args, arches, impls)]
+        if len(set(names)) != len(names):
+            problems.append(f"the plan of {','.join(arches)} names a step twice")
+        for n in range(1, 7):
+            plans += 1
+            parts = [[u[0] for u in shard(full_plan(args, arches, impls), k, n)] for k in range(1, n + 1)]
+            union = [x for part in parts for x in part]
+            if sorted(union) != sorted(names):
+                problems.append(f"{','.join(arches)} in {n} shards: the union is not the full run "
+                                f"(missing {sorted(set(names) - set(union))}, twice {len(union) - len(set(union))})")
+            if n <= len(names) and not all(parts):
+                problems.append(f"{','.join(arches)} in {n} shards: a shard is empty")
+    res.add("host: test --shard K/N: the shards' union is the full run, each step once",
+            int(not problems), int(bool(problems)),
+            note="; ".join(problems) if problems else f"{plans} splits checked (N = 1..6, x86_64 and --arch all "
+            "--impl all)")
 
 
 def stress_short(res, arch, impls, leave_out):

@@ -19,6 +19,9 @@ KERNEL_VERSION = "6.12.117"
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 PRISTINE = CACHE / "linux-source-6.12"
 TREE = CACHE / "tree"
+# Where build directories go; --linux-src (linux_src.py) sets both to the user's tree and its own.
+BUILD_ROOT = CACHE / "build"
+LINUX_SRC = None
 CONFIGS = REPO / "tools" / "testing" / "rkprobes" / "configs"
 
 # The implementations of kprobes one tree builds, in the order they are run, compared (each
@@ -128,18 +131,6 @@ def banner(msg):
     print(f"\n{line}\n=== {msg}\n{line}", flush=True)
 
 
-def parse_choice(value, valid, what):
-    """Split a comma-separated option and refuse anything not in `valid`."""
-    items = [v.strip() for v in value.split(",") if v.strip()]
-    if value.strip() == "all":
-        return list(valid)
-    bad = [v for v in items if v not in valid]
-    if bad or not items:
-        raise Failure(f"unsupported {what} {', '.join(bad) or repr(value)}; valid values: "
-                      + ", ".join(valid))
-    return items
-
-
 def impls_help():
     """The implementations with their descriptions, for help texts and refusals."""
     return "; ".join(f"{i}: {IMPL_DESCRIPTIONS[i]}" for i in IMPLS)
@@ -149,17 +140,6 @@ def check_impl_name(impl):
     """Refuse an implementation name that is none of IMPLS, listing the valid ones."""
     if impl not in IMPLS:
         raise Failure(f"unsupported --impl {impl or repr(impl)}; valid values: {impls_help()}")
-
-
-def parse_impls(value):
-    """A comma-separated --impl (or `all`): the implementations, each once, in the order given."""
-    items = [v.strip() for v in value.split(",") if v.strip()]
-    if value.strip() == "all":
-        return list(IMPLS)
-    bad = [v for v in items if v not in IMPLS]
-    if bad or not items:
-        raise Failure(f"unsupported --impl {', '.join(bad) or repr(value)}; valid values: {impls_help()}")
-    return list(dict.fromkeys(items))
 
 
 def ordered_impls(impls):
@@ -384,8 +364,13 @@ def build_lock():
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             info("another rkprobes build holds the build lock; waiting for it")
+            start = last = time.monotonic()
             while not first():
                 time.sleep(1)
+                if time.monotonic() - last >= 60:
+                    last = time.monotonic()
+                    info(f"  [{fmt_secs(last - start)}] still waiting for the build lock: {first.ahead()} ahead "
+                         "in the queue")
             fcntl.flock(f, fcntl.LOCK_EX)
         _lock_depth = 1
         try:
@@ -414,6 +399,12 @@ def _build_queue_ticket(queue):
                 pass
             return False
         return True
+
+    def ahead():
+        """How many tickets are older than ours (the holder included)."""
+        return sum(1 for t in queue.iterdir() if t.name < ticket.name)
+
+    first.ahead = ahead
 
     try:
         yield first

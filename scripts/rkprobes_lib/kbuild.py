@@ -16,20 +16,36 @@ import re
 import shutil
 import subprocess
 
-from . import common, setup, tree
+from . import cli, common, linux_src, setup, tree
 from .common import Failure, info
 
 
 def add_build_args(p, default_config):
-    p.add_argument("--impl", default="c",
-                   help="implementation of kprobes (default c). " + common.impls_help())
-    p.add_argument("--arch", default="x86_64", help="one of: " + ", ".join(common.ARCHES) + " (default x86_64)")
-    p.add_argument("--config", default=default_config,
-                   help="configuration: " + ", ".join(common.CONFIG_NAMES) + f" (default {default_config})")
+    cli.add_impl(p, default_help="c")
+    cli.add_arch(p)
+    cli.add_config(p, common.CONFIG_NAMES, default_config)
+    cli.add_debug(p, help_extra="Builds the configuration <config>-<checker> (kunit or preempt with the checker)")
+    cli.checks(p, _check_build_args)
+    linux_src.add_arg(p)
+
+
+def _check_build_args(args):
+    args.config = build_config(args.config, args.debugs[0] if args.debugs else None)
+
+
+def build_config(config, debug):
+    """The configuration `build --config config --debug debug` builds."""
+    if debug is None:
+        return config
+    name = f"{config}-{debug}"
+    if name not in common.CONFIG_NAMES:
+        raise cli.UsageError(f"--debug {debug} --config {config}: a debug checker is built into the kunit or preempt "
+                             f"kernel only; valid values of --config with --debug: kunit, preempt")
+    return name
 
 
 def build_dir(arch, impl, config):
-    return common.CACHE / "build" / f"{arch}-{impl}-{config}"
+    return common.BUILD_ROOT / f"{arch}-{impl}-{config}"
 
 
 # Per arch with a Rust arch layer: the kprobes arch directory, upstream's C objects there that the
@@ -282,7 +298,7 @@ def _check_impl(bdir, impl, arch="x86_64"):
 
 
 def cmd_build(args):
-    build(args.arch, args.impl, args.config)
+    build(args.arch, args.impls[0] if args.impls else "c", args.config)
     return 0
 
 

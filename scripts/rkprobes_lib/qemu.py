@@ -20,6 +20,28 @@ def qemu_command(arch, bdir, append, initrd=None, extra=()):
     return cmd
 
 
+# Seconds between two heartbeat lines while a guest runs.
+HEARTBEAT = 30
+# Console lines that say which test or step the guest is in: (regex, how to name it).
+_STEPS = [
+    (re.compile(r"#\s*Subtest:\s*(\S+)"), "KUnit suite {0}"),
+    (re.compile(r"^\s*((?:not )?ok) (\d+) (\S+)"), "{2}: {0} ({1} done)"),
+    (re.compile(r"^\[(\d+)\] (.*?)(?:\s+\[\w+\])?$"), "kselftest [{0}] {1}"),
+    (re.compile(r"^(RK[A-Z]* .*)"), "{0}"),
+]
+_TIMESTAMP = re.compile(r"^\[\s*\d+\.\d+\]\s?")
+
+
+def guest_step(line):
+    """The test or step a console line says the guest is in, or None."""
+    line = _TIMESTAMP.sub("", line.rstrip("\r\n"))
+    for rx, fmt in _STEPS:
+        m = rx.search(line)
+        if m:
+            return fmt.format(*m.groups())[:80]
+    return None
+
+
 def boot(arch, bdir, append, log_path, done, timeout, initrd=None, extra=(), label="boot", on_line=None):
     """Boot and return the console text.
 
@@ -42,11 +64,13 @@ def boot(arch, bdir, append, log_path, done, timeout, initrd=None, extra=(), lab
                             text=True, errors="replace", bufsize=1)
 
     panicked = threading.Event()
+    step = ["booting"]
 
     def reader():
         # The console goes to the log as it arrives, so a hung boot can be watched live.
         for ln in proc.stdout:
             lines.append(ln)
+            step[0] = guest_step(ln) or step[0]
             if "Kernel panic - not syncing" in ln:
                 panicked.set()
             log.write(ln)
@@ -58,8 +82,14 @@ def boot(arch, bdir, append, log_path, done, timeout, initrd=None, extra=(), lab
     t.start()
     finished = False
     timed_out = False
+    beat = start
     try:
         while proc.poll() is None:
+            if time.monotonic() - beat >= HEARTBEAT:
+                beat = time.monotonic()
+                # A line a while, so a long boot is seen to live, and where it is.
+                print(f"  [{common.fmt_secs(beat - start)}] {label}: {step[0]} ({len(lines)} console lines, "
+                      f"limit {common.fmt_secs(timeout)})", flush=True)
             if done("".join(lines)):
                 finished = True
                 try:

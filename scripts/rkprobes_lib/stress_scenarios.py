@@ -18,7 +18,7 @@ registered, the probes fired, the text is back byte for byte and kprobes/list is
 import re
 import time
 
-from . import common, initramfs, kbuild, qemu
+from . import cli, common, initramfs, kbuild, qemu
 from .common import Failure, banner, info
 
 STRESS_DIR = common.REPO / "tools" / "testing" / "rkprobes" / "stress"
@@ -52,7 +52,8 @@ def config_for(scenario, base, debug):
     """The build configuration of one scenario run."""
     base = base or scenario.config
     if base not in BASES:
-        raise Failure(f"--scenario {scenario.name} --config {base}: a scenario boots one of {', '.join(BASES)}")
+        raise cli.UsageError(f"--scenario {scenario.name} --config {base}: a scenario boots one of "
+                             f"{', '.join(BASES)}; valid values of --config: {', '.join(BASES)}")
     return f"{base}-{debug}" if debug else base
 
 
@@ -172,8 +173,9 @@ def cmd_scenario(name, arch, impls, duration, timeout, base, debugs, cpus, tcg_a
     naming what failed."""
     scenario = SCENARIOS[name]
     if arch not in scenario.arches:
-        raise Failure(f"--scenario {name} --arch {arch}: the scenario runs on {', '.join(scenario.arches)} only "
-                      "(its probed functions are written for those)")
+        raise cli.UsageError(f"--scenario {name} --arch {arch}: the scenario runs on {', '.join(scenario.arches)} "
+                             f"only (its probed functions are written for those); valid values of --arch: "
+                             f"{', '.join(scenario.arches)}")
     configs = [config_for(scenario, base, d) for d in (debugs or [None])]
     problems, summary = [], []
     for config in configs:

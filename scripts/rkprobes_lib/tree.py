@@ -57,7 +57,7 @@ def overlay_manifest():
     return manifest
 
 
-def _series():
+def series_names():
     series = PATCHES / "series"
     if not series.is_file():
         return []
@@ -68,7 +68,7 @@ def _series():
     return names
 
 
-def _patched_paths(patch_text):
+def patched_paths(patch_text):
     paths = []
     for ln in patch_text.splitlines():
         if ln.startswith("+++ "):
@@ -103,7 +103,7 @@ def _restore_pristine(rel):
 def _apply_series(names, old_paths):
     """Apply the series to pristine copies of the files it touches, then sync them into the tree."""
     texts = {n: (PATCHES / n).read_text() for n in names}
-    touched = sorted({p for t in texts.values() for p in _patched_paths(t)})
+    touched = sorted({p for t in texts.values() for p in patched_paths(t)})
     with tempfile.TemporaryDirectory(prefix="rkprobes-patch-") as tmp:
         work = Path(tmp)
         for rel in touched:
@@ -124,7 +124,12 @@ def _apply_series(names, old_paths):
 
 
 def prepare():
-    """Bring the prepared tree up to date with the repository. Call with the build lock held."""
+    """Bring the prepared tree up to date with the repository. Call with the build lock held.
+    With --linux-src, the series is applied to the user's tree instead (linux_src.py)."""
+    if common.LINUX_SRC:
+        from . import linux_src  # linux_src imports export, which imports this module
+
+        return {"linux_src": linux_src.prepare()}
     if not (common.TREE / "Makefile").is_file():
         info(f"creating the prepared tree {common.TREE} from the pristine one (about a minute)")
         tmp = common.TREE.with_name("tree.tmp")
@@ -140,7 +145,7 @@ def prepare():
     except (OSError, ValueError):
         state = {"patches": {}, "patched_paths": [], "overlay": {}}
 
-    names = _series()
+    names = series_names()
     want = {n: _sha((PATCHES / n).read_bytes()) for n in names}
     want_order = names
     if want != state.get("patches") or want_order != state.get("patch_order"):
