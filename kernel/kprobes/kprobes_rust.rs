@@ -100,3 +100,14 @@ pub mod s390;
 #[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_S390))]
 #[path = "../../arch/s390/kernel/probes/native.rs"]
 pub mod s390_native;
+
+/// The ppc64 kprobes decisions (`arch/powerpc/kernel/probes/`), pure functions the host
+/// workspace tests against upstream's C.
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_PPC64))]
+#[path = "../../arch/powerpc/kernel/probes/mod.rs"]
+pub mod powerpc;
+
+/// The native ppc64 arch layer on those decisions (`CONFIG_KPROBES_RUST_ARCH`).
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_PPC64))]
+#[path = "../../arch/powerpc/kernel/probes/native.rs"]
+pub mod powerpc_native;
