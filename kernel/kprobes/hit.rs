@@ -91,6 +91,19 @@ pub trait HitArch {
     fn emulates(&self, p: Self::Probe) -> bool;
     /// Emulates the instruction of `p` on `regs`.
     fn emulate(&self, p: Self::Probe, regs: Self::Regs);
+    /// Emulates the instruction of `p` on `regs` if the arch does, returning whether it did;
+    /// when not, the instruction is stepped out of line. By default [`Self::emulates`] decides
+    /// beforehand; an arch whose emulation can decline at the hit (powerpc's `emulate_step()`)
+    /// overrides it.
+    #[inline(always)]
+    fn try_emulate(&self, p: Self::Probe, regs: Self::Regs) -> bool {
+        if self.emulates(p) {
+            self.emulate(p, regs);
+            true
+        } else {
+            false
+        }
+    }
     /// Sends the CPU to step the copied instruction out of line (interrupts off).
     fn start_step(&self, p: Self::Probe, regs: Self::Regs);
     /// Whether `regs` is the trap that ends the out-of-line step of `p`.
@@ -170,8 +183,7 @@ fn setup_singlestep<A: HitArch>(a: &A, p: A::Probe, regs: A::Regs, reenter: bool
     } else {
         a.set_status(KPROBE_HIT_SS);
     }
-    if a.emulates(p) {
-        a.emulate(p, regs);
+    if a.try_emulate(p, regs) {
         post_process(a, p, regs);
     } else {
         a.start_step(p, regs);

@@ -90,3 +90,25 @@ pub mod loongarch;
 #[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_LOONGARCH))]
 #[path = "../../arch/loongarch/kernel/probes/native.rs"]
 pub mod loongarch_native;
+
+/// The s390 kprobes decisions (`arch/s390/kernel/probes/`), pure functions the host workspace
+/// tests against upstream's C.
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_S390))]
+#[path = "../../arch/s390/kernel/probes/mod.rs"]
+pub mod s390;
+
+/// The native s390 arch layer on those decisions (`CONFIG_KPROBES_RUST_ARCH`).
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_S390))]
+#[path = "../../arch/s390/kernel/probes/native.rs"]
+pub mod s390_native;
+
+/// The ppc64 kprobes decisions (`arch/powerpc/kernel/probes/`), pure functions the host
+/// workspace tests against upstream's C.
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_PPC64))]
+#[path = "../../arch/powerpc/kernel/probes/mod.rs"]
+pub mod powerpc;
+
+/// The native ppc64 arch layer on those decisions (`CONFIG_KPROBES_RUST_ARCH`).
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_PPC64))]
+#[path = "../../arch/powerpc/kernel/probes/native.rs"]
+pub mod powerpc_native;

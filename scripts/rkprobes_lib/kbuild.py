@@ -54,8 +54,11 @@ ARCH_LAYER = {
     "x86_64": ("arch/x86/kernel/kprobes", ("core.o", "opt.o", "ftrace.o"), "rust_glue.o"),
     "arm64": ("arch/arm64/kernel/probes", ("kprobes.o",), "rust_glue.o"),
     "riscv": ("arch/riscv/kernel/probes", ("kprobes.o",), "rust_glue.o"),
-    # loongarch's kprobes.c is in arch/loongarch/kernel, whose Makefile builds probes/rust_glue.o.
+    # loongarch's, ppc64's and s390's kprobes.c are in arch/<arch>/kernel, whose Makefile builds
+    # probes/rust_glue.o.
     "loongarch": ("arch/loongarch/kernel", ("kprobes.o",), "rust_glue.o"),
+    "ppc64": ("arch/powerpc/kernel", ("kprobes.o", "optprobes.o", "kprobes-ftrace.o"), "rust_glue.o"),
+    "s390": ("arch/s390/kernel", ("kprobes.o",), "rust_glue.o"),
 }
 
 
@@ -65,12 +68,12 @@ TEST_OUTPUTS = ("rkprobes-*", "*-initramfs", "*.cpio.gz", "*.log", "*.json", "*.
                 ".rkprobes-config")
 # What differs between implementations in a build: removed from a seeded copy, so Kbuild makes
 # them afresh and _check_impl never sees the other implementation's leftovers.
-# The arch layer's part: its directory, or where that is all of arch/<arch>/kernel (loongarch) the
-# directory's archive and the objects of either layer.
+# The arch layer's part: its directory, or where that is all of arch/<arch>/kernel (loongarch,
+# ppc64, s390) the directory's archive and the objects of either layer.
 IMPL_OBJECTS = ("kernel/kprobes.o", "kernel/.kprobes.o.cmd", "kernel/kprobes") + tuple(
-    p for a, (d, _, _) in ARCH_LAYER.items()
+    p for d, _, _ in ARCH_LAYER.values()
     for p in ((f"{d}/built-in.a", f"{d}/kprobes.o", f"{d}/.kprobes.o.cmd", f"{d}/probes")
-              if a == "loongarch" else (d,)))
+              if d.endswith("/kernel") else (d,)))
 
 
 def _seed(arch, impl, config, bdir):

@@ -104,8 +104,9 @@ pub(super) use kernel::bindings::{
 pub(super) use kernel::bindings::{rkp_arch_optimize_kprobes, rkp_arch_unoptimize_kprobes};
 
 // A function off x86 (x86 has a static inline, written out in `carch.rs`); the declaration in
-// <linux/kprobes.h> is hidden from bindgen by x86's inline of the same name.
-#[cfg(all(CONFIG_OPTPROBES, not(CONFIG_X86)))]
+// <linux/kprobes.h> is hidden from bindgen by x86's inline of the same name. Only the C arch
+// (`carch.rs`) calls it.
+#[cfg(all(CONFIG_OPTPROBES, not(CONFIG_X86), not(CONFIG_KPROBES_RUST_ARCH)))]
 pub(super) use kernel::bindings::arch_prepared_optinsn;
 
 #[cfg(CONFIG_KPROBES_ON_FTRACE)]

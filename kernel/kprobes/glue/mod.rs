@@ -89,3 +89,11 @@ pub type SelectedArch = crate::riscv_native::Riscv;
 /// The arch of this build: the native Rust loongarch arch layer.
 #[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_LOONGARCH))]
 pub type SelectedArch = crate::loongarch_native::Loongarch;
+
+/// The arch of this build: the native Rust s390 arch layer.
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_S390))]
+pub type SelectedArch = crate::s390_native::S390;
+
+/// The arch of this build: the native Rust ppc64 arch layer.
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, CONFIG_PPC64))]
+pub type SelectedArch = crate::powerpc_native::Ppc64;

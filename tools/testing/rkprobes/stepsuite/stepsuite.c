@@ -116,7 +116,7 @@ static void ss_probed(struct kunit *test, const struct ss_site *s, bool post,
 	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&ss_pre_hits), expected, "%s: pre_handler runs", key);
 	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&ss_post_hits), post ? expected : 0,
 			    "%s: post_handler runs", key);
-	KUNIT_EXPECT_EQ_MSG(test, READ_ONCE(ss_pre_pc), (unsigned long)probe,
+	KUNIT_EXPECT_EQ_MSG(test, READ_ONCE(ss_pre_pc), (unsigned long)probe + SS_PRE_PC_OFFSET,
 			    "%s: pc seen by the pre_handler", key);
 	SS_NOTE(test, key, "pre=%d post=%d", atomic_read(&ss_pre_hits),
 		atomic_read(&ss_post_hits));

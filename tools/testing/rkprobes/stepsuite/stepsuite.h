@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The step suites of scripts/rkprobes test: arches whose kprobes step the
- * probed instruction out of line behind a break instruction, or simulate
- * it (arm64: a64sites.S, a64suite.c; riscv: rvsites.S, rvsuite.c;
- * loongarch: lasites.S, lasuite.c). Shared by the sites (assembly), the
- * per-arch case lists and the runner (stepsuite.c): the register block a
- * site reads its inputs from and writes its results to, the site table and
- * the runner. One /init, stepsuite-init.sh, loads any arch's two modules.
+ * probed instruction out of line behind a break instruction or with a
+ * hardware single step, or simulate it (arm64: a64sites.S, a64suite.c;
+ * riscv: rvsites.S, rvsuite.c; loongarch: lasites.S, lasuite.c; s390:
+ * s390sites.S, s390suite.c; ppc64: ppcsites.S, ppcsuite.c). Shared by the sites (assembly), the per-arch
+ * case lists and the runner (stepsuite.c): the register block a site reads
+ * its inputs from and writes its results to, the site table and the
+ * runner. One /init, stepsuite-init.sh, loads any arch's two modules.
  */
 #ifndef _STEPSUITE_H
 #define _STEPSUITE_H
@@ -26,13 +27,26 @@
 /*
  * Eight registers a site loads before its probed instruction and stores
  * after it (arm64: x0 to x7; riscv: a0 to a7; loongarch: $a0 to $a7, that
- * is $r4 to $r11), and the flags (arm64: NZCV, loaded and stored with
- * msr/mrs; riscv and loongarch: none).
+ * is $r4 to $r11; s390: r2 to r9; ppc64: r3 to r10), and the flags (arm64:
+ * NZCV, loaded and stored with msr/mrs; s390: the condition code and
+ * program mask, loaded with spm and stored with ipm; ppc64: cr0, loaded
+ * with mtcrf and stored with mfcr; riscv and loongarch: none).
  */
 struct ss_regs {
 	unsigned long x[8];
 	unsigned long flags;
 };
+
+/*
+ * Where a pre_handler sees the PC, from the probe: on s390 the breakpoint
+ * is an invalid opcode, whose program check leaves the PSW past its
+ * halfword (upstream's kprobe_handler() looks the probe up 2 bytes back).
+ */
+#ifdef CONFIG_S390
+#define SS_PRE_PC_OFFSET	2
+#else
+#define SS_PRE_PC_OFFSET	0
+#endif
 
 /* Read and written by the load and store sites. */
 extern unsigned long ss_data;

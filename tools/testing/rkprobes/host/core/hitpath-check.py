@@ -70,11 +70,23 @@ ROOT_PATTERN_RISCV_ARCH = re.compile(r"rkp_riscv_simulate_")
 # kprobes-on-ftrace handler; the simulators are inlined into them.
 ROOTS_LOONGARCH_ARCH = ("kprobe_breakpoint_handler", "kprobe_singlestep_handler", "kprobe_fault_handler")
 ROOTS_LOONGARCH_FTRACE = ("kprobe_ftrace_handler",)
+# With the Rust s390 arch layer: the die notifier (breakpoint, PER step, program check), which
+# the core registers and whose C name is already a root, the fault handler and the
+# kprobes-on-ftrace handler.
+ROOTS_S390_ARCH = ("kprobe_fault_handler",)
+ROOTS_S390_FTRACE = ("kprobe_ftrace_handler",)
+# With the Rust ppc64 arch layer: the handlers the program check, the single-step interrupt and
+# the fault path call, the optprobe callback and the kprobes-on-ftrace handler.
+ROOTS_PPC64_ARCH = ("kprobe_handler", "kprobe_post_handler", "kprobe_fault_handler")
+ROOTS_PPC64_OPTPROBES = ("optimized_callback",)
+ROOTS_PPC64_FTRACE = ("kprobe_ftrace_handler",)
 # The Rust arch layer's C glue object, per arch.
 ARCH_GLUE = {"CONFIG_X86_64": "arch/x86/kernel/kprobes/rust_glue.o",
              "CONFIG_ARM64": "arch/arm64/kernel/probes/rust_glue.o",
              "CONFIG_RISCV": "arch/riscv/kernel/probes/rust_glue.o",
-             "CONFIG_LOONGARCH": "arch/loongarch/kernel/probes/rust_glue.o"}
+             "CONFIG_LOONGARCH": "arch/loongarch/kernel/probes/rust_glue.o",
+             "CONFIG_S390": "arch/s390/kernel/probes/rust_glue.o",
+             "CONFIG_PPC64": "arch/powerpc/kernel/probes/rust_glue.o"}
 
 # Reachable functions left probeable on purpose, each with the reason; the same on both cores.
 EXCEPTIONS = {
@@ -261,6 +273,16 @@ def main():
         required += ROOTS_LOONGARCH_ARCH
         if "CONFIG_KPROBES_ON_FTRACE" in cfg:
             required += ROOTS_LOONGARCH_FTRACE
+    elif impl == "rust-arch" and "CONFIG_PPC64" in cfg:
+        required += ROOTS_PPC64_ARCH
+        if "CONFIG_OPTPROBES" in cfg:
+            required += ROOTS_PPC64_OPTPROBES
+        if "CONFIG_KPROBES_ON_FTRACE" in cfg:
+            required += ROOTS_PPC64_FTRACE
+    elif impl == "rust-arch" and "CONFIG_S390" in cfg:
+        required += ROOTS_S390_ARCH
+        if "CONFIG_KPROBES_ON_FTRACE" in cfg:
+            required += ROOTS_S390_FTRACE
     elif impl == "rust-arch":
         required += ROOTS_X86_ARCH
         if "CONFIG_OPTPROBES" in cfg:
@@ -348,7 +370,8 @@ def main():
     what = {"c": "C core", "rust": "rust core",
             "rust-arch": "rust core and {} arch".format(
                 next((a for c, a in (("CONFIG_ARM64", "arm64"), ("CONFIG_RISCV", "riscv"),
-                                     ("CONFIG_LOONGARCH", "loongarch")) if c in cfg), "x86"))}[impl]
+                                     ("CONFIG_LOONGARCH", "loongarch"), ("CONFIG_S390", "s390"), ("CONFIG_PPC64", "ppc64"))
+                      if c in cfg), "x86"))}[impl]
     summary = (f"hit-path check ({what}, {bdir.name}): {len(roots)} entry points, "
                f"{len(reachable)} reachable functions of {nfun} in "
                f"{', '.join(p.name for p in paths)}")

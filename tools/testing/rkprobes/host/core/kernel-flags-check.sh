@@ -75,6 +75,12 @@ if grep -q 'pub struct kprobe {' rust/bindings/bindings_generated.rs 2>/dev/null
 		elif grep -qx -- '--cfg=CONFIG_LOONGARCH' include/generated/rustc_cfg; then
 			arch=$(cd "$src/../../arch/loongarch" && pwd)
 			mods="kernel/probes/mod.rs:loongarch kernel/probes/native.rs:loongarch_native"
+		elif grep -qx -- '--cfg=CONFIG_S390' include/generated/rustc_cfg; then
+			arch=$(cd "$src/../../arch/s390" && pwd)
+			mods="kernel/probes/mod.rs:s390 kernel/probes/native.rs:s390_native"
+		elif grep -qx -- '--cfg=CONFIG_PPC64' include/generated/rustc_cfg; then
+			arch=$(cd "$src/../../arch/powerpc" && pwd)
+			mods="kernel/probes/mod.rs:powerpc kernel/probes/native.rs:powerpc_native"
 		else
 			arch=$(cd "$src/../../arch/x86" && pwd)
 			mods="lib/insn_decoder/mod.rs:insn_decoder kernel/kprobes/mod.rs:x86"

@@ -19,6 +19,8 @@ struct Probe {
     disabled: bool,
     pre_takes_over: bool,
     emulated: bool,
+    /// The emulation declines at the hit (powerpc's `emulate_step()` returning 0).
+    declines: bool,
     skip: Option<Skip>,
 }
 
@@ -128,6 +130,13 @@ impl<const STEP_REENTER: bool> HitArch for Cpu<STEP_REENTER> {
     fn emulate(&self, p: usize, _regs: ()) {
         self.push(format!("emulate {p}"));
     }
+    fn try_emulate(&self, p: usize, regs: ()) -> bool {
+        if !self.emulates(p) {
+            return false;
+        }
+        self.emulate(p, regs);
+        !self.0.borrow().probes[p].declines
+    }
     fn start_step(&self, p: usize, _regs: ()) {
         self.push(format!("step {p}"));
         self.set_ip(SLOT + p * 16);
@@ -228,6 +237,21 @@ fn emulated_instruction_posts_in_the_same_trap() {
     assert_eq!(cpu.current(), None);
     assert_eq!(cpu.status(), KPROBE_HIT_SSDONE);
     assert_eq!(cpu.log()[2..], ["emulate 0", "post 0 ip=0x101 status=8"]);
+}
+
+#[test]
+fn declined_emulation_steps_instead() {
+    let mut p = probe(0x100);
+    p.emulated = true;
+    p.declines = true;
+    let cpu = Cpu::<true>::with(vec![p]);
+    assert!(trap(&cpu, 0));
+    assert_eq!(cpu.current(), Some(0), "the step is in flight");
+    assert_eq!(cpu.status(), KPROBE_HIT_SS);
+    assert_eq!(cpu.log()[2..], ["emulate 0", "step 0"]);
+    assert!(step_trap(&cpu, 0, 4));
+    assert_eq!(cpu.current(), None);
+    assert_eq!(cpu.log()[4..], ["finish 0", "post 0 ip=0x101 status=8"]);
 }
 
 #[test]
