@@ -165,6 +165,11 @@ def prepare():
     gone = [rel for rel in state.get("overlay", {}) if rel not in manifest]
     for rel in gone:
         _restore_pristine(rel)
+    if any(rel.startswith("rust/kernel/") and rel.endswith(".rs") for rel in gone):
+        # Kbuild does not rebuild a crate that lost a source file when no file it still lists
+        # changed (rust/kernel/kprobes.rs becoming rust/kernel/kprobes/mod.rs left every build
+        # directory with the old kernel crate): a newer crate root makes each compile it again.
+        os.utime(common.TREE / "rust" / "kernel" / "lib.rs")
     state["overlay"] = {dst: True for dst in manifest}
     STATE.write_text(json.dumps(state, indent=1, sort_keys=True))
     if written or gone:
