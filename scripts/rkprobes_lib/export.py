@@ -36,7 +36,7 @@ COVER = "0000-cover-letter.txt"
 WITH_PATCH = {
     "0001": ("kernel/kprobes/",),
     "0005": ("Documentation/trace/kprobes-rust.rst",),
-    "0100": ("rust/kernel/kprobes.rs", "rust/helpers/kprobes.c"),
+    "0100": ("rust/kernel/kprobes/", "rust/helpers/kprobes.c"),
     "0101": ("samples/rust/rust_kprobe.rs", "samples/rust/rust_kretprobe.rs"),
     "0102": ("Documentation/rust/kprobes.rst",),
     "0104": ("rust/kernel/sync/rcu.rs", "rust/helpers/rcu.c"),
@@ -47,25 +47,18 @@ WITH_PATCH = {
     "0202": ("arch/arm64/kernel/probes/",),
     "0203": ("arch/riscv/kernel/probes/",),
     "0204": ("arch/loongarch/kernel/probes/",),
+    "0206": ("arch/s390/",),
+    "0207": ("arch/powerpc/",),
 }
 # Overlay files that nothing builds yet (host-tested only): a commit each, (key, subject, prefixes, body).
-ALONE = [
-    ("ppc", "powerpc/kprobes: add the Rust instruction decoder, not built yet",
-     ("arch/powerpc/kernel/probes/",),
-     "The decoder and the out-of-line rules of the Rust arch layer for\npowerpc. No Makefile builds them yet: "
-     "the host tests of the project\n(tools/testing/rkprobes/host/ppc64-kprobes) run them against\n"
-     "arch/powerpc/lib/code-patching and the C arch_prepare_kprobe()."),
-    ("s390", "s390/kprobes: add the Rust instruction decoder, not built yet",
-     ("arch/s390/",),
-     "The decoder of the Rust arch layer for s390, its opcode table and the\ngenerator of that table from "
-     "arch/s390/tools/opcodes.txt. No Makefile\nbuilds them yet: the host tests of the project run them."),
-]
+# None since the s390 and powerpc arch layers got their build patches (0206, 0207).
+ALONE = []
 # The commits in order: upstream fixes and C infrastructure first, then the Rust abstractions the
 # core uses, the decoder, the core, the arch layers, samples, the other arches' Rust support, docs.
 # Patches that touch the same file keep the order of scripts/patches/series (their context).
 EXPORT_ORDER = ["0003", "0004", "0205", "0002", "0100", "0103", "0104", "0105", "0106", "0107", "0200", "0001",
-                "0201", "0202", "0203", "0204", "0101", "0300", "0301", "0302", "0303", "0305", "0306", "ppc",
-                "s390", "0304", "0102", "0005", "0006"]
+                "0201", "0202", "0203", "0204", "0101", "0300", "0301", "0302", "0303", "0305", "0306", "0206",
+                "0207", "0304", "0102", "0005", "0006"]
 
 
 def add_args(p):
