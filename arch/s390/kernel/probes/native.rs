@@ -350,8 +350,8 @@ impl Cpu {
         // SAFETY: out-pointers to locals; the NOKPROBE C function stores this CPU's instances
         // of `kprobe_ctlblk` and `current_kprobe`.
         unsafe { bindings::rkp_arch_this_cpu(&mut kcb, &mut current) };
-        // SAFETY: this CPU's instances; the caller keeps preemption off (`# Safety`).
         Cpu {
+            // SAFETY: this CPU's instances; the caller keeps preemption off (`# Safety`).
             state: unsafe { CpuState::new(kcb, current) },
         }
     }
