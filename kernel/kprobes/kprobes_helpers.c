@@ -363,6 +363,12 @@ void rkp_synchronize_rcu_tasks(void)
 	synchronize_rcu_tasks();
 }
 
+/* An inline with Tiny RCU. */
+void rkp_cond_synchronize_rcu(unsigned long cookie)
+{
+	cond_synchronize_rcu(cookie);
+}
+
 unsigned int rkp_num_possible_cpus(void)
 {
 	return num_possible_cpus();

@@ -33,6 +33,7 @@ void rkp_rcu_read_lock(void);
 void rkp_rcu_read_unlock(void);
 unsigned int rkp_num_possible_cpus(void);
 void rkp_synchronize_rcu_tasks(void);
+void rkp_cond_synchronize_rcu(unsigned long cookie);
 unsigned long rkp_dereference_symbol_descriptor(unsigned long addr);
 
 #if defined(CONFIG_KRETPROBES) && !defined(CONFIG_KRETPROBE_ON_RETHOOK)

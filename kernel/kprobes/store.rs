@@ -203,10 +203,11 @@ pub trait ProbeStore {
     fn kick_kprobe_optimizer(&self);
     /// `flush_delayed_work(&optimizing_work)`: runs a pending optimizer pass now; called unlocked.
     fn flush_kprobe_optimizer(&self);
-    /// Runs `f`, the bottom halves of an unregistration of `n` probes, as one batch of
-    /// instruction-slot frees (Rust only): the slot caches end as after C's frees one by one,
-    /// with one grace period for the collections and page releases those need (at least one
-    /// per page of slots) rather than one each. `f` only frees; called without `kprobe_mutex`.
+    /// Runs `f`, the bottom halves of an unregistration of `n` probes, in a window of
+    /// [`crate::insn_slot::with_deferred_grace`] on each instruction-slot cache (Rust only): the
+    /// slot caches end as after C's frees one by one, with one grace period for the
+    /// collections and page releases those need (at least one per page of slots) rather than
+    /// one each. Called without `kprobe_mutex`.
     fn with_slot_free_batch<R>(&self, _n: usize, f: impl FnOnce() -> R) -> R {
         f()
     }

@@ -117,7 +117,9 @@ pub(super) use kernel::bindings::{
 
 pub(super) use kernel::bindings::rkp_dereference_symbol_descriptor;
 
-pub(super) use kernel::bindings::{rkp_insn_page_add, rkp_insn_page_alloc, rkp_insn_page_remove};
+pub(super) use kernel::bindings::{
+    rkp_cond_synchronize_rcu, rkp_insn_page_add, rkp_insn_page_alloc, rkp_insn_page_remove,
+};
 
 #[cfg(CONFIG_LIST_HARDENED)]
 pub(super) use kernel::bindings::{rkp_list_add_rcu, rkp_list_del_rcu};

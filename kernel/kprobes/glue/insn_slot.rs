@@ -22,7 +22,8 @@ use kernel::bindings;
 use kernel::types::Opaque;
 
 use super::helpers::{
-    rkp_init_optinsn_slots, rkp_insn_page_add, rkp_insn_page_alloc, rkp_insn_page_remove,
+    rkp_cond_synchronize_rcu, rkp_init_optinsn_slots, rkp_insn_page_add, rkp_insn_page_alloc,
+    rkp_insn_page_remove,
 };
 use crate::insn_slot::{self, InsnCache, SlotState};
 use crate::report::{Message, Report, WarnSite};
@@ -71,7 +72,7 @@ impl Cache {
     }
 
     /// This cache's [`Extra`]: one for each static cache, `None` for any other (which then
-    /// has no free hint and frees no batch).
+    /// has no free hint and defers no grace period).
     fn extra(&self) -> Option<&'static Extra> {
         static EXTRA: [Extra; 2] = [Extra::new(), Extra::new()];
         let c = self.ptr();
@@ -85,38 +86,9 @@ impl Cache {
         None
     }
 
-    /// The current task holds this cache's mutex for a batch of frees ([`with_free_batch`]).
-    fn in_batch(&self) -> bool {
-        // Only the owner stores its own task here (and clears it before it unlocks), so a
-        // task finds itself only if it is the owner, whatever it reads otherwise.
-        self.extra()
-            .is_some_and(|e| e.batch_owner.load(Ordering::Relaxed) == current_task())
-    }
-
-    /// In a batch: one grace period for what the batch owes, then the unlinked pages freed.
-    fn batch_grace_period(&self) {
-        // SAFETY: process context, no RCU read-side section held.
-        unsafe { bindings::synchronize_rcu() };
-        self.batch_settled();
-    }
-
-    /// In a batch, after a grace period that began after every page was unlinked and every
-    /// slot collected: frees the unlinked pages; nothing is owed any more.
-    fn batch_settled(&self) {
-        let Some(e) = self.extra() else { return };
-        let n = e.ndeferred.swap(0, Ordering::Relaxed);
-        for cell in &e.deferred[..n] {
-            if let Some(pg) = NonNull::new(cell.load(Ordering::Relaxed)) {
-                // INVARIANT: a page unlinked in this batch and not freed yet.
-                self.free_page_now(Page(pg));
-            }
-        }
-        e.gp_owed.store(false, Ordering::Relaxed);
-    }
-
     /// `c->free(kip->insns)` and `kfree(kip)`.
     fn free_page_now(&self, pg: Page) {
-        // SAFETY: unlinked and a grace period has passed (the logic's order, or a batch's):
+        // SAFETY: unlinked and a grace period has passed since (the logic's order):
         // the text page goes back through the cache's own `free` (set before first use, as
         // `alloc`), then the descriptor, kmalloc'ed by `rkp_insn_page_alloc()`.
         unsafe {
@@ -128,23 +100,24 @@ impl Cache {
     }
 }
 
-/// How many unlinked pages a batch of frees keeps for its one grace period; a batch that
-/// unlinks more has a grace period for each this many.
-const BATCH_PAGES: usize = 64;
+/// How many unlinked pages a cache parks for an owed grace period (see
+/// [`insn_slot::with_deferred_grace`]); one more is freed after paying it.
+const PARKED_PAGES: usize = 64;
 
-/// What a static cache keeps besides `struct kprobe_insn_cache` (which has no room for it):
-/// the free hint and a batch of frees. Everything but `batch_owner` is read and written only
-/// under the cache mutex.
+/// What a static cache keeps besides `struct kprobe_insn_cache` (whose layout is the header's):
+/// the free hint and the state of deferred grace periods. All of it is read and written only
+/// under the cache mutex (atomics only so that the statics need no `unsafe impl Sync`).
 struct Extra {
     /// [`InsnCache::free_hint`].
     hint: AtomicPtr<InsnPage>,
-    /// The task that holds the cache mutex for a batch of frees, or NULL.
-    batch_owner: AtomicPtr<bindings::task_struct>,
-    /// In a batch: dirty slots were collected without a grace period since.
-    gp_owed: AtomicBool,
-    /// In a batch: pages unlinked, to be freed after a grace period; `ndeferred` of them.
-    deferred: [AtomicPtr<InsnPage>; BATCH_PAGES],
-    ndeferred: AtomicUsize,
+    /// [`InsnCache::deferring`].
+    deferring: AtomicUsize,
+    /// [`InsnCache::owed`]: whether one is owed, and its cookie.
+    owed: AtomicBool,
+    cookie: AtomicUsize,
+    /// [`InsnCache::park_page`]: `nparked` unlinked pages.
+    parked: [AtomicPtr<InsnPage>; PARKED_PAGES],
+    nparked: AtomicUsize,
 }
 
 impl Extra {
@@ -152,72 +125,27 @@ impl Extra {
         const NULL: AtomicPtr<InsnPage> = AtomicPtr::new(ptr::null_mut());
         Extra {
             hint: NULL,
-            batch_owner: AtomicPtr::new(ptr::null_mut()),
-            gp_owed: AtomicBool::new(false),
-            deferred: [NULL; BATCH_PAGES],
-            ndeferred: AtomicUsize::new(0),
+            deferring: AtomicUsize::new(0),
+            owed: AtomicBool::new(false),
+            cookie: AtomicUsize::new(0),
+            parked: [NULL; PARKED_PAGES],
+            nparked: AtomicUsize::new(0),
         }
     }
 }
 
-fn current_task() -> *mut bindings::task_struct {
-    // SAFETY: no requirement; the pointer is only compared, never dereferenced.
-    unsafe { bindings::get_current() }
-}
-
-/// Runs `f`, the bottom halves of an unregistration batch of `n` probes, holding the mutex of
-/// each slot cache throughout, so that the slots `f` frees, one by one and in order, cost one
-/// `synchronize_rcu()` at the end rather than one for each collection of dirty slots and one
-/// for each page an emptied page list gives back (about two for every page of slots at 1000
-/// probes with detour buffers).
-///
-/// The same frees as C's, and the same caches after them (slots, counters, pages and their
-/// order: the logic runs as it does one free at a time, as if no other task took the mutex in
-/// between); what moves is only when the grace periods are waited for. A collection cleans
-/// dirty slots before its grace period here, but nobody can take a slot until the mutex is
-/// dropped, after the grace period; an emptied page is unlinked at once, as in C, and freed
-/// after the grace period (every [`BATCH_PAGES`] pages, or at the end). `f` must only free
-/// slots (it never takes one, nor `kprobe_mutex`: the optimizer takes a cache mutex under it);
-/// with fewer than two probes, or inside another batch, it just runs `f`.
+/// Runs `f`, the bottom halves of an unregistration batch of `n` probes, in a
+/// [`insn_slot::with_deferred_grace`] window of each slot cache, so that the slots `f` frees
+/// one by one cost one `synchronize_rcu()` at the end rather than one for each collection of
+/// dirty slots and one for each page an emptied page list gives back. With fewer than two
+/// probes it just runs `f`.
 pub fn with_free_batch<R>(n: usize, f: impl FnOnce() -> R) -> R {
-    let caches = [
-        Some(insn_slots()),
-        #[cfg(CONFIG_OPTPROBES)]
-        Some(optinsn_slots()),
-        #[cfg(not(CONFIG_OPTPROBES))]
-        None,
-    ];
-    if n < 2 || caches.iter().flatten().any(|c| c.in_batch()) {
+    if n < 2 {
         return f();
     }
-    let me = current_task();
-    for c in caches.iter().flatten() {
-        // SAFETY: the cache's own sleeping mutex (the cache is live: type invariant), process
-        // context; always taken in this order (no other path holds two cache mutexes).
-        unsafe { bindings::mutex_lock(ptr::addr_of_mut!((*c.ptr()).mutex)) };
-        if let Some(e) = c.extra() {
-            e.batch_owner.store(me, Ordering::Relaxed);
-        }
-    }
-    let r = f();
-    let owed = caches.iter().flatten().any(|c| {
-        c.extra().is_some_and(|e| {
-            e.gp_owed.load(Ordering::Relaxed) || e.ndeferred.load(Ordering::Relaxed) != 0
-        })
-    });
-    if owed {
-        // SAFETY: process context, no RCU read-side section held.
-        unsafe { bindings::synchronize_rcu() };
-    }
-    for c in caches.iter().flatten().rev() {
-        c.batch_settled();
-        if let Some(e) = c.extra() {
-            e.batch_owner.store(ptr::null_mut(), Ordering::Relaxed);
-        }
-        // SAFETY: taken above.
-        unsafe { bindings::mutex_unlock(ptr::addr_of_mut!((*c.ptr()).mutex)) };
-    }
-    r
+    #[cfg(CONFIG_OPTPROBES)]
+    let f = || insn_slot::with_deferred_grace(optinsn_slots(), f);
+    insn_slot::with_deferred_grace(insn_slots(), f)
 }
 
 /// `kprobe_insn_slots`, the cache of single-step slots (for an arch layer in this crate, which
@@ -336,10 +264,6 @@ impl InsnCache for Cache {
         bindings::PAGE_SIZE as usize
     }
     fn with_mutex<R>(&self, f: impl FnOnce() -> R) -> R {
-        if self.in_batch() {
-            // Held by this task for its batch of frees.
-            return f();
-        }
         // SAFETY: the cache's own sleeping mutex (the cache is live: type invariant), process
         // context.
         unsafe { bindings::mutex_lock(ptr::addr_of_mut!((*self.ptr()).mutex)) };
@@ -349,12 +273,8 @@ impl InsnCache for Cache {
         r
     }
     fn synchronize_rcu(&self) {
-        match self.extra() {
-            // A batch waits once, before the mutex is dropped (`with_free_batch`).
-            Some(e) if self.in_batch() => e.gp_owed.store(true, Ordering::Relaxed),
-            // SAFETY: process context, no RCU read-side section held.
-            _ => unsafe { bindings::synchronize_rcu() },
-        }
+        // SAFETY: process context, no RCU read-side section held.
+        unsafe { bindings::synchronize_rcu() };
     }
     fn for_each_page(&self, mut f: impl FnMut(Self::Page) -> ControlFlow<()>) -> ControlFlow<()> {
         // `list_for_each_entry_safe()` (also fine for the RCU readers): the next node is read
@@ -483,18 +403,54 @@ impl InsnCache for Cache {
         unsafe { rkp_insn_page_remove(self.ptr(), pg.list(), pg.insns()) };
     }
     fn free_page(&self, pg: Self::Page) {
-        match self.extra() {
-            Some(e) if self.in_batch() => {
-                // Unlinked, but its grace period is the batch's: freed after it.
-                if e.ndeferred.load(Ordering::Relaxed) == BATCH_PAGES {
-                    self.batch_grace_period();
-                }
-                let n = e.ndeferred.load(Ordering::Relaxed);
-                e.deferred[n].store(pg.ptr(), Ordering::Relaxed);
-                e.ndeferred.store(n + 1, Ordering::Relaxed);
-            }
-            _ => self.free_page_now(pg),
+        self.free_page_now(pg);
+    }
+    fn deferring(&self) -> usize {
+        self.extra()
+            .map_or(0, |e| e.deferring.load(Ordering::Relaxed))
+    }
+    fn set_deferring(&self, n: usize) {
+        if let Some(e) = self.extra() {
+            e.deferring.store(n, Ordering::Relaxed);
         }
+    }
+    fn grace_cookie(&self) -> usize {
+        // SAFETY: no requirement (any context).
+        unsafe { bindings::get_state_synchronize_rcu() as usize }
+    }
+    fn cond_synchronize_rcu(&self, cookie: usize) {
+        // SAFETY: process context, no RCU read-side section held; `cookie` came from
+        // `get_state_synchronize_rcu()` (`grace_cookie`).
+        unsafe { rkp_cond_synchronize_rcu(cookie as _) };
+    }
+    fn owed(&self) -> Option<usize> {
+        let e = self.extra()?;
+        e.owed
+            .load(Ordering::Relaxed)
+            .then(|| e.cookie.load(Ordering::Relaxed))
+    }
+    fn set_owed(&self, cookie: Option<usize>) {
+        if let Some(e) = self.extra() {
+            e.cookie.store(cookie.unwrap_or(0), Ordering::Relaxed);
+            e.owed.store(cookie.is_some(), Ordering::Relaxed);
+        }
+    }
+    fn park_page(&self, pg: Self::Page) -> bool {
+        let Some(e) = self.extra() else { return false };
+        let n = e.nparked.load(Ordering::Relaxed);
+        if n == PARKED_PAGES {
+            return false;
+        }
+        e.parked[n].store(pg.ptr(), Ordering::Relaxed);
+        e.nparked.store(n + 1, Ordering::Relaxed);
+        true
+    }
+    fn unpark_page(&self) -> Option<Self::Page> {
+        let e = self.extra()?;
+        let n = e.nparked.load(Ordering::Relaxed).checked_sub(1)?;
+        e.nparked.store(n, Ordering::Relaxed);
+        // INVARIANT: parked by `park_page`, unlinked and not freed since.
+        NonNull::new(e.parked[n].swap(ptr::null_mut(), Ordering::Relaxed)).map(Page)
     }
 }
 

@@ -9,7 +9,8 @@ use std::ops::ControlFlow;
 
 use proptest::prelude::*;
 use rkprobes_core::insn_slot::{
-    cache_get_kallsym, free_insn_slot, get_insn_slot, is_insn_slot_addr, InsnCache, SlotState,
+    cache_get_kallsym, free_insn_slot, get_insn_slot, is_insn_slot_addr, with_deferred_grace,
+    InsnCache, SlotState,
 };
 use rkprobes_core::report::{Message, Report, WarnSite};
 
@@ -40,6 +41,11 @@ struct SimCache {
     alloc_fails: Cell<bool>,
     freed_pages: Cell<usize>,
     warns: RefCell<Vec<WarnSite>>,
+    deferring: Cell<usize>,
+    owed: Cell<Option<usize>>,
+    parked: RefCell<Vec<usize>>,
+    /// How many pages the cache can park (the kernel's 64; fewer to reach the full case).
+    park_room: usize,
 }
 
 impl SimCache {
@@ -56,6 +62,10 @@ impl SimCache {
             alloc_fails: Cell::new(false),
             freed_pages: Cell::new(0),
             warns: RefCell::new(Vec::new()),
+            deferring: Cell::new(0),
+            owed: Cell::new(None),
+            parked: RefCell::new(Vec::new()),
+            park_room: 3,
         }
     }
     fn take_warns(&self) -> Vec<WarnSite> {
@@ -202,6 +212,48 @@ impl InsnCache for SimCache {
         );
         self.freed_pages.set(self.freed_pages.get() + 1);
     }
+    fn deferring(&self) -> usize {
+        self.locked();
+        self.deferring.get()
+    }
+    fn set_deferring(&self, n: usize) {
+        self.locked();
+        self.deferring.set(n);
+    }
+    fn grace_cookie(&self) -> usize {
+        // Grace periods completed so far: the next one to end after now is the one after.
+        self.gp.get() as usize
+    }
+    fn cond_synchronize_rcu(&self, cookie: usize) {
+        if self.gp.get() as usize <= cookie {
+            self.synchronize_rcu();
+        }
+    }
+    fn owed(&self) -> Option<usize> {
+        self.locked();
+        self.owed.get()
+    }
+    fn set_owed(&self, cookie: Option<usize>) {
+        self.locked();
+        if let (Some(old), Some(new)) = (self.owed.get(), cookie) {
+            assert!(new >= old, "an owed grace period replaced by an older one");
+        }
+        self.owed.set(cookie);
+    }
+    fn park_page(&self, pg: usize) -> bool {
+        self.locked();
+        assert!(!self.pages.borrow()[pg].linked, "parking a linked page");
+        let mut parked = self.parked.borrow_mut();
+        if parked.len() == self.park_room {
+            return false;
+        }
+        parked.push(pg);
+        true
+    }
+    fn unpark_page(&self) -> Option<usize> {
+        self.locked();
+        self.parked.borrow_mut().pop()
+    }
 }
 
 #[test]
@@ -308,7 +360,164 @@ fn kallsyms_enumeration_chains() {
 #[derive(Clone, Debug)]
 enum Op {
     Get,
-    Free { pick: usize, dirty: bool },
+    Free {
+        pick: usize,
+        dirty: bool,
+    },
+    /// Opens a [`with_deferred_grace`] window (the ops up to its `Close` run inside it).
+    Open,
+    Close,
+}
+
+/// What the allocator proptest tracks between ops.
+#[derive(Default)]
+struct Seen {
+    held: Vec<usize>,
+    /// Slot -> grace-period count when it was freed dirty.
+    dirty_at: BTreeMap<usize, u64>,
+}
+
+/// Runs `ops` up to the `Close` of the current window (or the end), opening a window at each
+/// `Open`, and checks the cache's invariants after each op.
+fn run_ops(
+    c: &SimCache,
+    ops: &mut std::vec::IntoIter<Op>,
+    seen: &mut Seen,
+) -> Result<(), TestCaseError> {
+    while let Some(op) = ops.next() {
+        match op {
+            Op::Get => {
+                let s = get_insn_slot(c).unwrap();
+                prop_assert!(!seen.held.contains(&s), "slot {:#x} handed out twice", s);
+                if let Some(gp) = seen.dirty_at.remove(&s) {
+                    prop_assert!(c.gp.get() > gp, "dirty slot reused before a grace period");
+                }
+                seen.held.push(s);
+            }
+            Op::Free { pick, dirty } => {
+                if seen.held.is_empty() {
+                    continue;
+                }
+                let s = seen.held.swap_remove(pick % seen.held.len());
+                let gp = c.gp.get();
+                prop_assert!(free_insn_slot(c, s, dirty));
+                if dirty {
+                    seen.dirty_at.insert(s, gp);
+                }
+            }
+            Op::Open => with_deferred_grace(c, || run_ops(c, ops, seen))?,
+            Op::Close => return Ok(()),
+        }
+        // Invariants of the page list.
+        let pages = c.pages.borrow();
+        let order = c.order.borrow();
+        let mut dirty_total = 0;
+        for &pg in order.iter() {
+            let p = &pages[pg];
+            let used = p.slots.iter().filter(|&&s| s != SlotState::Clean).count();
+            prop_assert_eq!(p.nused, used);
+            dirty_total += p.slots.iter().filter(|&&s| s == SlotState::Dirty).count();
+        }
+        prop_assert_eq!(c.nr_garbage.get(), dirty_total);
+        prop_assert!(dirty_total <= c.slots_per_page(), "garbage not collected");
+        // No page without a used or dirty slot, except the one kept.
+        let empty = order.iter().filter(|&&pg| pages[pg].nused == 0).count();
+        prop_assert!(empty <= 1 && (empty == 0 || order.len() == 1));
+        drop(pages);
+        drop(order);
+        for &s in &seen.held {
+            prop_assert!(is_insn_slot_addr(c, s));
+        }
+    }
+    Ok(())
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![6 => Just(Op::Get),
+                5 => (any::<usize>(), any::<bool>())
+                    .prop_map(|(pick, dirty)| Op::Free { pick, dirty }),
+                1 => Just(Op::Open),
+                1 => Just(Op::Close)]
+}
+
+/// Everything a cache's user can see of it (and the pages it freed): equal on two caches
+/// that went through the same calls.
+fn cache_state(c: &SimCache) -> impl PartialEq + std::fmt::Debug {
+    let pages = c.pages.borrow();
+    let pages: Vec<_> = pages
+        .iter()
+        .map(|p| (p.insns, p.slots.clone(), p.nused, p.ngarbage, p.linked))
+        .collect();
+    (
+        pages,
+        c.order.borrow().clone(),
+        c.nr_garbage.get(),
+        c.freed_pages.get(),
+    )
+}
+
+#[test]
+fn deferred_grace_costs_one_wait() {
+    let c = SimCache {
+        park_room: 64,
+        ..SimCache::new(15)
+    };
+    let plain = SimCache::new(15);
+    let n = 4 * c.slots_per_page();
+    let slots: Vec<usize> = (0..n).map(|_| get_insn_slot(&c).unwrap()).collect();
+    for _ in 0..n {
+        get_insn_slot(&plain).unwrap();
+    }
+    let (gp, gp_plain) = (c.gp.get(), plain.gp.get());
+    with_deferred_grace(&c, || {
+        for &s in &slots {
+            assert!(free_insn_slot(&c, s, true));
+        }
+        assert_eq!(
+            c.freed_pages.get(),
+            0,
+            "pages wait for the window's grace period"
+        );
+        assert!(c.owed.get().is_some());
+    });
+    for &s in &slots {
+        assert!(free_insn_slot(&plain, s, true));
+    }
+    assert_eq!(c.gp.get() - gp, 1, "one grace period for the window");
+    assert!(
+        plain.gp.get() - gp_plain >= 4,
+        "C's frees wait at every collection and page"
+    );
+    assert_eq!(
+        cache_state(&c),
+        cache_state(&plain),
+        "and the same cache after"
+    );
+    assert!(c.parked.borrow().is_empty() && c.owed.get().is_none());
+}
+
+#[test]
+fn a_get_in_a_window_pays_what_is_owed() {
+    let c = SimCache::new(512);
+    let n = c.slots_per_page();
+    // Two pages: one full, one with a single slot.
+    let all: Vec<usize> = (0..=n).map(|_| get_insn_slot(&c).unwrap()).collect();
+    with_deferred_grace(&c, || {
+        let gp = c.gp.get();
+        for &s in &all {
+            assert!(free_insn_slot(&c, s, true));
+        }
+        // The last free collected: every slot clean, one page unlinked and parked.
+        assert_eq!((c.nr_garbage(), c.linked_pages()), (0, 1));
+        assert_eq!(c.gp.get(), gp, "the collection owes its grace period");
+        assert_eq!((c.freed_pages.get(), c.parked.borrow().len()), (0, 1));
+        // Every slot is clean now, but was dirty: taking one waits first.
+        let s = get_insn_slot(&c).unwrap();
+        assert!(all.contains(&s));
+        assert_eq!(c.gp.get(), gp + 1);
+        assert_eq!(c.freed_pages.get(), 1, "and frees the parked page");
+        assert!(c.owed.get().is_none());
+    });
 }
 
 proptest! {
@@ -316,66 +525,56 @@ proptest! {
 
     #[test]
     fn allocator_invariants(slot_bytes in prop_oneof![Just(15usize), Just(8), Just(512), Just(1000)],
-                            ops in prop::collection::vec(
-                                prop_oneof![3 => Just(Op::Get),
-                                            2 => (any::<usize>(), any::<bool>())
-                                                .prop_map(|(pick, dirty)| Op::Free { pick, dirty })],
-                                1..400)) {
+                            ops in prop::collection::vec(op(), 1..400)) {
         let c = SimCache::new(slot_bytes);
-        let mut held: Vec<usize> = Vec::new();
-        // Slot -> grace-period count when it was freed dirty.
-        let mut dirty_at: BTreeMap<usize, u64> = BTreeMap::new();
-        for op in ops {
-            match op {
-                Op::Get => {
-                    let s = get_insn_slot(&c).unwrap();
-                    prop_assert!(!held.contains(&s), "slot {:#x} handed out twice", s);
-                    if let Some(gp) = dirty_at.remove(&s) {
-                        prop_assert!(c.gp.get() > gp, "dirty slot reused before a grace period");
-                    }
-                    held.push(s);
-                }
-                Op::Free { pick, dirty } => {
-                    if held.is_empty() {
-                        continue;
-                    }
-                    let s = held.swap_remove(pick % held.len());
-                    let gp = c.gp.get();
-                    prop_assert!(free_insn_slot(&c, s, dirty));
-                    if dirty {
-                        dirty_at.insert(s, gp);
-                    }
-                }
-            }
-            // Invariants of the page list.
-            let pages = c.pages.borrow();
-            let order = c.order.borrow();
-            let mut dirty_total = 0;
-            for &pg in order.iter() {
-                let p = &pages[pg];
-                let used = p.slots.iter().filter(|&&s| s != SlotState::Clean).count();
-                prop_assert_eq!(p.nused, used);
-                dirty_total += p.slots.iter().filter(|&&s| s == SlotState::Dirty).count();
-            }
-            prop_assert_eq!(c.nr_garbage.get(), dirty_total);
-            prop_assert!(dirty_total <= c.slots_per_page(), "garbage not collected");
-            // No page without a used or dirty slot, except the one kept.
-            let empty = order.iter().filter(|&&pg| pages[pg].nused == 0).count();
-            prop_assert!(empty <= 1 && (empty == 0 || order.len() == 1));
-            drop(pages);
-            drop(order);
-            for &s in &held {
-                prop_assert!(is_insn_slot_addr(&c, s));
-            }
+        let mut seen = Seen::default();
+        let mut ops = ops.into_iter();
+        // A `Close` outside every window ends nothing: go on with the next op.
+        while ops.len() > 0 {
+            run_ops(&c, &mut ops, &mut seen)?;
         }
+        prop_assert!(c.parked.borrow().is_empty(), "a closed window left pages parked");
+        prop_assert!(c.owed.get().is_none(), "a closed window left a grace period owed");
+        prop_assert_eq!(c.deferring.get(), 0);
         // Everything back: one page is kept.
-        for s in held.drain(..) {
+        for s in seen.held.drain(..) {
             prop_assert!(free_insn_slot(&c, s, false));
         }
         if c.nr_garbage() > 0 {
             c.with_mutex(|| rkprobes_core::insn_slot::collect_garbage_slots(&c));
         }
         prop_assert!(c.linked_pages() <= 1);
+        let unlinked = c.pages.borrow().iter().filter(|p| p.removed_at_gp.is_some()).count();
+        prop_assert_eq!(c.freed_pages.get(), unlinked, "an unlinked page not freed");
+    }
+
+    /// Windows move only the grace periods: the same calls on a cache without them give the
+    /// same slots, warnings and cache, once the windows are closed, with no more waits.
+    #[test]
+    fn deferred_grace_changes_no_state(slot_bytes in prop_oneof![Just(15usize), Just(512), Just(1000)],
+                                       ops in prop::collection::vec(op(), 1..600)) {
+        let windowed = SimCache::new(slot_bytes);
+        let plain = SimCache::new(slot_bytes);
+        let mut held = Vec::new();
+        let frees: Vec<Op> = ops.iter().filter(|op| matches!(op, Op::Get | Op::Free { .. })).cloned().collect();
+        let mut seen = Seen::default();
+        let mut it = ops.clone().into_iter();
+        while it.len() > 0 {
+            run_ops(&windowed, &mut it, &mut seen)?;
+        }
+        for op in frees {
+            match op {
+                Op::Get => held.push(get_insn_slot(&plain).unwrap()),
+                Op::Free { pick, dirty } if !held.is_empty() => {
+                    let s = held.swap_remove(pick % held.len());
+                    prop_assert!(free_insn_slot(&plain, s, dirty));
+                }
+                _ => {}
+            }
+        }
+        prop_assert_eq!(windowed.take_warns(), plain.take_warns());
+        prop_assert_eq!(cache_state(&windowed), cache_state(&plain));
+        prop_assert!(windowed.gp.get() <= plain.gp.get(), "a window waited more than C");
     }
 
     /// The page hint of `free_insn_slot` changes nothing: the same calls on a cache whose frees
@@ -408,6 +607,7 @@ proptest! {
                     };
                     prop_assert_eq!(free_insn_slot(&hinted, s, dirty), free_insn_slot(&walked, s, dirty));
                 }
+                Op::Open | Op::Close => unreachable!("not generated here"),
             }
             prop_assert_eq!(hinted.take_warns(), walked.take_warns());
             prop_assert_eq!(&*hinted.order.borrow(), &*walked.order.borrow());
