@@ -67,6 +67,26 @@ impl<K> CpuState<K> {
     }
 }
 
+#[cfg(CONFIG_KPROBES_RUST_ARCH)]
+impl CpuState<bindings::kprobe_ctlblk> {
+    /// This CPU's state, through `rkp_arch_this_cpu()` (an arch whose kernel crate has an
+    /// inline `this_cpu_ptr()`, x86_64, builds it with [`CpuState::new`] instead).
+    ///
+    /// # Safety
+    ///
+    /// Preemption is disabled until the value is dropped.
+    #[inline(always)]
+    pub(crate) unsafe fn this_cpu() -> Self {
+        let mut kcb = ptr::null_mut();
+        let mut current = ptr::null_mut();
+        // SAFETY: out-pointers to locals; the NOKPROBE C function stores this CPU's instances
+        // of `kprobe_ctlblk` and `current_kprobe`.
+        unsafe { bindings::rkp_arch_this_cpu(&mut kcb, &mut current) };
+        // SAFETY: this CPU's instances; the caller keeps preemption off (`# Safety`).
+        unsafe { Self::new(kcb, current) }
+    }
+}
+
 /// The trapped registers of one trap (`struct pt_regs *`): a break, a fault while a probe
 /// runs, or the registers ftrace saved for a callback. Each arch reads and writes its own fields
 /// in an `impl TrapRegs` of its arch layer (x86: `services.rs`), through [`TrapRegs::as_ptr`].

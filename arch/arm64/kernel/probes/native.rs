@@ -489,14 +489,9 @@ impl Cpu {
     /// Preemption is disabled until the value is dropped.
     #[inline(always)]
     unsafe fn this() -> Self {
-        let mut kcb = ptr::null_mut();
-        let mut current = ptr::null_mut();
-        // SAFETY: out-pointers to locals; the NOKPROBE C function stores this CPU's instances
-        // of `kprobe_ctlblk` and `current_kprobe`.
-        unsafe { bindings::rkp_arch_this_cpu(&mut kcb, &mut current) };
         Cpu {
-            // SAFETY: this CPU's instances; the caller keeps preemption off (`# Safety`).
-            state: unsafe { CpuState::new(kcb, current) },
+            // SAFETY: the caller keeps preemption off (`# Safety`).
+            state: unsafe { CpuState::this_cpu() },
         }
     }
 
