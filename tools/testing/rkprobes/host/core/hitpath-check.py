@@ -12,7 +12,8 @@ kernel/kprobes/kprobes_helpers.o (Rust core). From their disassembly and relocat
 probe-hit entry points (the functions C marks NOKPROBE_SYMBOL in kernel/kprobes.c, present in
 this configuration), and fails if a reachable function of these objects is neither in section
 `.kprobes.text` nor named by a `_kprobe_blacklist` entry, if an entry point is missing under its
-C name, or if a reachable function calls a Rust panic path. Any out-of-line copy counts: a
+C name, or if a reachable function calls a Rust panic path (in a build with debug assertions,
+their UB checks are listed instead: see UB_CHECK_RE). Any out-of-line copy counts: a
 helper the compiler chose not to inline is a function symbol of the object, so it shows up.
 
 Edges are direct calls and jumps (resolved in the disassembly or through a relocation) and any
@@ -97,6 +98,13 @@ EXCEPTIONS = {
 }
 
 PANIC_RE = re.compile(r"panic|slice_(start_|end_)?index_(len_)?fail|len_mismatch_fail|unwrap_failed|expect_failed")
+# With CONFIG_RUST_DEBUG_ASSERTIONS rustc checks at run time what unsafe code promises (the
+# "UB checks": the preconditions of ptr::read_volatile(), ptr::add(), NonNull::new_unchecked()...
+# through core's panic_nounwind_fmt(), whose message says "unsafe precondition(s) violated", and
+# every raw pointer dereference for NULL and alignment). They panic only where the program has
+# undefined behaviour, which is what that option is for, so in such a build they are listed
+# by name, not failed; any other panic path (an index, an unwrap, an overflow) still fails.
+UB_CHECK_RE = re.compile(r"panic_nounwind_fmt|panic_null_pointer_dereference|panic_misaligned_pointer_dereference")
 # value, flags, section, size, [st_other: ppc64 ELFv2 prints the local entry offset], name
 SYM_RE = re.compile(r"^([0-9a-f]+) (.{7}) (\S+)\s+([0-9a-f]+) (?:0x[0-9a-f]+ )?(.*)$")
 RELOC_TARGET_RE = re.compile(r"^(.+?)(?:([+-])0x([0-9a-f]+))?$")
@@ -347,10 +355,16 @@ def main():
         if args.verbose:
             print(f"  hit path: {f} [{o.path.name}: {where}]")
     errors += bad
+    ub_checks = {}
     if impl != "c":
         for callee, callers in sorted(external.items()):
-            if PANIC_RE.search(callee):
+            if "CONFIG_RUST_DEBUG_ASSERTIONS" in cfg and UB_CHECK_RE.search(callee):
+                ub_checks[callee] = callers
+            elif PANIC_RE.search(callee):
                 errors.append(f"{', '.join(sorted(callers))} reach a panic path: {callee}")
+    for callee, callers in ub_checks.items():
+        print(f"hit-path check: UB check (debug assertions: a panic only on undefined behaviour): "
+              f"{', '.join(sorted(callers))} reach {callee}")
 
     if args.symbols:
         lines = []
@@ -380,9 +394,14 @@ def main():
             print(f"hit-path check: FAIL: {e}", file=sys.stderr)
         print(f"{summary}: FAILED ({len(errors)} problems)")
         return 1
+    ub = ""
+    if ub_checks:
+        names = sorted({re.sub(r"^.*panicking\d+", "", c) for c in ub_checks})
+        ub = (f"; UB checks of debug assertions reachable from "
+              f"{len(set().union(*ub_checks.values()))} functions ({', '.join(names)}), listed above")
     print(f"{summary}: all unprobeable"
           + (f" (except {', '.join(sorted(set(EXCEPTIONS) & set(reachable)))}, as in C)"
-             if set(EXCEPTIONS) & set(reachable) else "") + ": OK")
+             if set(EXCEPTIONS) & set(reachable) else "") + f"{ub}: OK")
     return 0
 
 
