@@ -175,8 +175,9 @@ pub fn optinsn_slots() -> &'static Cache {
 ///
 /// # Invariants
 ///
-/// Points to a live [`InsnPage`] of the cache it came from (linked in its `pages`, or fresh
-/// from [`InsnCache::alloc_page`]), followed by `slots_per_page(cache)` bytes of `slot_used`.
+/// Points to a live [`InsnPage`] of the cache it came from (linked in its `pages`, fresh from
+/// [`InsnCache::alloc_page`], or unlinked and parked for an owed grace period), followed by
+/// `slots_per_page(cache)` bytes of `slot_used`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Page(NonNull<InsnPage>);
 
