@@ -67,7 +67,7 @@ impl<K> CpuState<K> {
     }
 }
 
-#[cfg(CONFIG_KPROBES_RUST_ARCH)]
+#[cfg(all(CONFIG_KPROBES_RUST_ARCH, not(CONFIG_X86)))]
 impl CpuState<bindings::kprobe_ctlblk> {
     /// This CPU's state, through `rkp_arch_this_cpu()` (an arch whose kernel crate has an
     /// inline `this_cpu_ptr()`, x86_64, builds it with [`CpuState::new`] instead).
