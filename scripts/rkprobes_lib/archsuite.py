@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """The arch behaviour suites of `rkprobes test`: a probed site must behave as unprobed.
 
-On x86_64 (tools/testing/rkprobes/x86suite/) and on arm64, riscv and loongarch, the step suites
-(tools/testing/rkprobes/stepsuite/), for each implementation (c, rust, rust-arch where the arch
-has it): build the KUnit kernel, build the suite's two modules (the assembly sites and the KUnit
+On x86_64 (tools/testing/rkprobes/x86suite/) and on arm64, riscv, loongarch and s390, the step
+suites (tools/testing/rkprobes/stepsuite/), for each implementation (c, rust, rust-arch where the
+arch has it): build the KUnit kernel, build the suite's two modules (the assembly sites and the KUnit
 module) against it, boot it with a busybox initramfs whose /init loads them (x86suite-init.sh;
 the step suites share stepsuite-init.sh, which loads whichever sites and suite the initramfs
 holds), and parse the suite's KTAP. Each case runs one asm site (an instruction class the arch's
@@ -70,6 +70,7 @@ SUITES = {
     "arm64": step_suite("arm64", "a64"),
     "riscv": step_suite("riscv", "rv"),
     "loongarch": step_suite("loongarch", "la"),
+    "s390": step_suite("s390", "s390"),
 }
 
 
