@@ -1,17 +1,17 @@
 # SPDX-License-Identifier: GPL-2.0
 """The arch behaviour suites of `rkprobes test`: a probed site must behave as unprobed.
 
-On x86_64 (tools/testing/rkprobes/x86suite/) and on arm64, riscv and loongarch, the step suites
-(tools/testing/rkprobes/stepsuite/), for each implementation (c, rust, rust-arch where the arch
-has it): build the KUnit kernel, build the suite's two modules (the assembly sites and the KUnit
-module) against it, boot it with a busybox initramfs whose /init loads them (x86suite-init.sh;
-the step suites share stepsuite-init.sh, which loads whichever sites and suite the initramfs
-holds), and parse the suite's KTAP. Each case runs one asm site (an instruction class the arch's
-kprobes emulate or simulate, single-step, boost, optimize or refuse) unprobed, then probed with a
-pre_handler and with pre and post handlers (and on x86 optimized where the kernel optimizes it),
-and expects the same registers, flags and memory, and one handler run per execution; a refused
-site expects register_kprobe()'s errno. On x86, case xs_optimizable prints which sites were
-optimized; the result row names them.
+On x86_64 (tools/testing/rkprobes/x86suite/) and on arm64, riscv, loongarch, ppc64 and s390, the
+step suites (tools/testing/rkprobes/stepsuite/), for each implementation (c, rust, rust-arch where
+the arch has it): build the KUnit kernel, build the suite's two modules (the assembly sites and the
+KUnit module) against it, boot it with a busybox initramfs whose /init loads them (x86suite-init.sh;
+the step suites share stepsuite-init.sh, which loads whichever sites and suite the initramfs holds),
+and parse the suite's KTAP. Each case runs one asm site (an instruction class the arch's kprobes
+emulate or simulate, single-step, boost, optimize or refuse) unprobed, then probed with a
+pre_handler and with pre and post handlers (and on x86 optimized where the kernel optimizes it), and
+expects the same registers, flags and memory, and one handler run per execution; a refused site
+expects register_kprobe()'s errno. On x86, case xs_optimizable prints which sites were optimized;
+the result row names them.
 """
 
 import re
@@ -70,6 +70,8 @@ SUITES = {
     "arm64": step_suite("arm64", "a64"),
     "riscv": step_suite("riscv", "rv"),
     "loongarch": step_suite("loongarch", "la"),
+    "ppc64": step_suite("ppc64", "ppc"),
+    "s390": step_suite("s390", "s390"),
 }
 
 

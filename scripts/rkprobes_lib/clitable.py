@@ -29,7 +29,7 @@ CASES = [
     ("setup --check --yes", 2, "do not go together"),
     ("setup --bogus", 2, "valid options: --check, --yes"),
     ("build --arch sparc", 2, "valid values: x86_64, arm64, riscv, loongarch, ppc64, s390"),
-    ("build --impl rust-arch --arch ppc64", 2, "valid combinations"),
+    ("bench --impl rust-arch --arch arm64", 2, "valid values: x86_64"),
     ("build --impl c,rust", 2, "takes one implementation"),
     ("build --config huge", 2, "valid values: kunit, run, bench"),
     ("build --debug kasan --config run", 2, "valid values of --config with --debug: kunit, preempt"),

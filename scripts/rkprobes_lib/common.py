@@ -30,12 +30,12 @@ IMPLS = ("c", "rust", "rust-arch")
 IMPL_DESCRIPTIONS = {
     "c": "upstream C core and C arch",
     "rust": "Rust core, upstream C arch",
-    "rust-arch": "Rust core and Rust arch layer (x86_64, arm64, riscv, loongarch, s390)",
+    "rust-arch": "Rust core and Rust arch layer (x86_64, arm64, riscv, loongarch, ppc64, s390)",
 }
 # How check lines and notes name an implementation beside C.
 IMPL_LABELS = {"c": "C", "rust": "Rust", "rust-arch": "rust-arch"}
 # The arches with a Rust arch layer (CONFIG_KPROBES_RUST_ARCH): the only ones --impl rust-arch builds on.
-RUST_ARCH_ARCHES = ("x86_64", "arm64", "riscv", "loongarch", "s390")
+RUST_ARCH_ARCHES = ("x86_64", "arm64", "riscv", "loongarch", "ppc64", "s390")
 # The Kconfig symbol that selects the Rust arch layer; rust-arch is buildable once the tree defines it.
 RUST_ARCH_KCONFIG = "KPROBES_RUST_ARCH"
 # Build configurations: a fragment under tools/testing/rkprobes/configs/ each, or a variant below.

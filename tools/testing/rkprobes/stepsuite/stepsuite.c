@@ -39,8 +39,13 @@ static void ss_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
 	atomic_inc(&ss_post_hits);
 }
 
-/* Run @s once on @in: the registers and flags after it, and ss_data. */
-static void ss_exec(const struct ss_site *s, const struct ss_input *in, struct ss_regs *out,
+/*
+ * Run @s once on @in: the registers and flags after it, and ss_data. Not
+ * inlined: a site may read the link register it was called with (the ppc64
+ * ones keep it in a register they store), so the probed and the unprobed
+ * runs must call it from the same instruction.
+ */
+static noinline void ss_exec(const struct ss_site *s, const struct ss_input *in, struct ss_regs *out,
 		    unsigned long *mem)
 {
 	struct ss_regs r = {
