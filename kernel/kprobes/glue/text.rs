@@ -17,7 +17,9 @@ use kernel::bindings;
 use super::handle::{c_str_bytes, Kernel, Module};
 use super::helpers::*;
 use super::symbatch::{self, Batch as SymBatch};
-use crate::errno::{from_c_ret, Result};
+#[cfg(CONFIG_KPROBES_ON_FTRACE)]
+use crate::errno::from_c_ret;
+use crate::errno::Result;
 use crate::text::{FtraceOps, KernelText, Ksym, KSYM_NAME_LEN};
 
 /// The index of `ops` in `rkp_ftrace_ops()` (kprobes_helpers.c).
