@@ -859,3 +859,23 @@ fn init_runs_in_c_order() {
         "init_kprobes(): blacklists, armed state and slot size before arch_init_kprobes()"
     );
 }
+
+/// A batch's symbol answers cover the modules its probes are in, whether the probes name a
+/// symbol or give an address (the bench's `regn` rows: by address, in its module); the kernel
+/// otherwise walks the module's symbol table for each probe's checks.
+#[test]
+fn symbol_batch_covers_probes_given_by_address() {
+    let s = Plain::new();
+    let named = [probe(&s, "mod_fn", 0), probe(&s, "mod_fn", 1)];
+    register_kprobes(&s, &named).unwrap();
+    assert_eq!(s.batch_misses(), 0, "by name");
+    unregister_kprobes(&s, &named);
+    let by_addr = [probe_at(&s, MOD_CORE.0), probe_at(&s, MOD_CORE.0 + 1)];
+    register_kprobes(&s, &by_addr).unwrap();
+    assert_eq!(
+        s.batch_misses(),
+        0,
+        "lookups in a module the batch did not index"
+    );
+    unregister_kprobes(&s, &by_addr);
+}

@@ -174,6 +174,10 @@ struct Sym {
 }
 
 struct Inner {
+    /// During `with_symbol_batch()`: the modules the batch indexed, as the kernel's
+    /// `glue/symbatch.rs` picks them; lookups in other modules are counted in `batch_misses`.
+    batch_modules: Option<Vec<u32>>,
+    batch_misses: usize,
     recs: Vec<Rec>,
     buckets: Vec<Vec<Pid>>,
     queues: [Vec<Pid>; 3],
@@ -388,6 +392,8 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
         let original = text.clone();
         let sim = Sim {
             inner: RefCell::new(Inner {
+                batch_modules: None,
+                batch_misses: 0,
                 recs: Vec::new(),
                 buckets: vec![Vec::new(); KPROBE_TABLE_SIZE],
                 queues: [Vec::new(), Vec::new(), Vec::new()],
@@ -449,6 +455,11 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
     /// Lets the arch prepare a detour at `addr` (an instruction start).
     pub fn set_optimizable(&self, addr: usize) {
         self.inner().optimizable.insert(addr);
+    }
+
+    /// Lookups in a module the running symbol batch had not indexed (`with_symbol_batch`).
+    pub fn batch_misses(&self) -> usize {
+        self.inner().batch_misses
     }
 
     fn inner(&self) -> RefMut<'_, Inner> {
@@ -1258,8 +1269,36 @@ impl<const OPT: bool, const FTRACE: bool> KernelText for Sim<OPT, FTRACE> {
             .find(|s| s.name.as_bytes() == name)
             .map_or(0, |s| s.addr)
     }
+    fn with_symbol_batch<'a, R>(
+        &'a self,
+        n: usize,
+        name_of: impl Fn(usize) -> Option<&'a [u8]>,
+        f: impl FnOnce(&Self) -> R,
+    ) -> R {
+        if n < 2 {
+            return f(self);
+        }
+        // The kernel's batch (glue/symbatch.rs): the modules the names resolve into, each
+        // indexed once.
+        let mut mods: Vec<u32> = (0..n)
+            .filter_map(|i| name_of(i))
+            .filter_map(|name| self.module_text_address(self.kallsyms_lookup_name(name)))
+            .collect();
+        mods.dedup();
+        let outer = self.inner().batch_modules.replace(mods);
+        assert!(outer.is_none(), "symbol batches nested");
+        let r = f(self);
+        self.inner().batch_modules = None;
+        r
+    }
     fn kallsyms_lookup_size_offset(&self, addr: usize) -> Option<(usize, usize)> {
-        let i = self.inner();
+        let m = self.module_text_address(addr);
+        let mut i = self.inner();
+        if let (Some(m), Some(mods)) = (m, i.batch_modules.as_ref()) {
+            if !mods.contains(&m) {
+                i.batch_misses += 1;
+            }
+        }
         i.syms
             .iter()
             .find(|s| addr >= s.addr && addr < s.addr + s.size)
