@@ -137,7 +137,8 @@ pub fn register_kretprobes<A: KretprobeStore, R: Copy + Into<Option<A::Kretprobe
             .into()
             .and_then(|rp| a.symbol_name(a.kretprobe_kp(rp)))
     };
-    a.with_symbol_batch(rps.len(), name_of, |a| {
+    let addr_of = |i: usize| rps[i].into().map_or(0, |rp| a.addr(a.kretprobe_kp(rp)));
+    a.with_symbol_batch(rps.len(), name_of, addr_of, |a| {
         register_all(
             rps,
             |rp| register_kretprobe(a, rp),

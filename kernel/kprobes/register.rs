@@ -402,7 +402,8 @@ pub fn register_kprobes<A: Platform, P: Copy + Into<Option<A::Probe>>>(a: &A, kp
         return Err(Errno::EINVAL);
     }
     let name_of = |i: usize| kps[i].into().and_then(|p| a.symbol_name(p));
-    a.with_symbol_batch(kps.len(), name_of, |a| {
+    let addr_of = |i: usize| kps[i].into().map_or(0, |p| a.addr(p));
+    a.with_symbol_batch(kps.len(), name_of, addr_of, |a| {
         if let Some(ret) = register_kprobes_batched(a, kps) {
             return ret;
         }

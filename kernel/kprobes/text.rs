@@ -37,15 +37,18 @@ pub trait KernelText {
     /// Handle to a `struct module`.
     type Module: Copy + Eq + core::fmt::Debug;
 
-    /// Runs `f`, a batch of `n` registrations whose symbol names are `name_of(i)`, with the
-    /// batch's kallsyms answers at hand: `f` gets the platform to register through, which the
-    /// kernel makes for the call with the names of module symbols resolved in one walk and each
-    /// of those modules' symbols indexed once, instead of a symbol table walked per question.
-    /// Every answer stays the one the per-call service gives. Default: `f(self)`.
+    /// Runs `f`, a batch of `n` registrations whose symbol names are `name_of(i)` and given
+    /// addresses `addr_of(i)` (0 where a probe names a symbol or is absent), with the batch's
+    /// kallsyms answers at hand: `f` gets the platform to register through, which the kernel
+    /// makes for the call with the names of module symbols resolved in one walk and each module
+    /// a name resolves into or an address falls in indexed once, instead of a symbol table
+    /// walked per question. Every answer stays the one the per-call service gives. Default:
+    /// `f(self)`.
     fn with_symbol_batch<'a, R>(
         &'a self,
         _n: usize,
         _name_of: impl Fn(usize) -> Option<&'a [u8]>,
+        _addr_of: impl Fn(usize) -> usize,
         f: impl FnOnce(&Self) -> R,
     ) -> R {
         f(self)

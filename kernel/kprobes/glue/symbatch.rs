@@ -23,8 +23,8 @@
 //!   left to C.
 //! - Addresses: for the core text of a live module, `find_kallsyms_symbol()`'s answer from the
 //!   module's sorted symbol values ([`crate::symindex`], which proves it equal), built when the
-//!   batch is, for each module a name resolved into. Init text, other modules, other regions
-//!   and anything unusual are left to C.
+//!   batch is, for each module a name resolved into or a probe's given address falls in. Init
+//!   text, other modules, other regions and anything unusual are left to C.
 //! - A module event (COMING, LIVE or GOING) since the batch began bumps [`GENERATION`] and sends
 //!   every later question of the batch to C: the index then describes nothing that is
 //!   guaranteed to exist.
@@ -95,18 +95,28 @@ pub struct Batch {
 unsafe impl Sync for Batch {}
 
 impl Batch {
-    /// The batch of the `n` names `name_of(i)`: `None` with fewer than two, or without memory.
-    pub fn build<'a>(n: usize, name_of: impl Fn(usize) -> Option<&'a [u8]>) -> Option<Batch> {
+    /// The batch of the `n` probes with names `name_of(i)` and given addresses `addr_of(i)`:
+    /// `None` with fewer than two, or without memory.
+    pub fn build<'a>(
+        n: usize,
+        name_of: impl Fn(usize) -> Option<&'a [u8]>,
+        addr_of: impl Fn(usize) -> usize,
+    ) -> Option<Batch> {
         if n < 2 {
             return None;
         }
         let generation = GENERATION.load(Ordering::Acquire);
         let mut b = build(n, &name_of, generation)?;
-        // The modules the names resolved into, each indexed once; those other addresses fall
-        // in are left to C.
-        for i in 0..b.names.len() {
-            let addr = b.names[i].addr;
-            if !b.names[i].found || addr == 0 || b.find(addr).is_some() {
+        // The modules the names resolved into and the given addresses fall in, each indexed
+        // once; those other addresses fall in are left to C.
+        let named = b.names.len();
+        for i in 0..named + n {
+            let addr = match b.names.get(i) {
+                Some(name) if name.found => name.addr,
+                Some(_) => continue,
+                None => addr_of(i - named),
+            };
+            if addr == 0 || b.modules.iter().any(|m| (m.base..m.end).contains(&addr)) {
                 continue;
             }
             if let Some(index) = index_module(addr) {

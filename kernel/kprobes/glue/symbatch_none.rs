@@ -15,7 +15,11 @@ pub enum Batch {}
 
 impl Batch {
     /// No batch.
-    pub fn build<'a>(_n: usize, _name_of: impl Fn(usize) -> Option<&'a [u8]>) -> Option<Batch> {
+    pub fn build<'a>(
+        _n: usize,
+        _name_of: impl Fn(usize) -> Option<&'a [u8]>,
+        _addr_of: impl Fn(usize) -> usize,
+    ) -> Option<Batch> {
         None
     }
 

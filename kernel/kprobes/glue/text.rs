@@ -60,9 +60,10 @@ impl KernelText for Kernel {
         &'a self,
         n: usize,
         name_of: impl Fn(usize) -> Option<&'a [u8]>,
+        addr_of: impl Fn(usize) -> usize,
         f: impl FnOnce(&Self) -> R,
     ) -> R {
-        match SymBatch::build(n, name_of) {
+        match SymBatch::build(n, name_of, addr_of) {
             // The call's own platform; its batch points to the caller's names, which outlive
             // it: it is dropped before this returns.
             Some(b) => f(&Kernel { syms: Some(b) }),

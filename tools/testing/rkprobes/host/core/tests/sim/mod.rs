@@ -1273,16 +1273,19 @@ impl<const OPT: bool, const FTRACE: bool> KernelText for Sim<OPT, FTRACE> {
         &'a self,
         n: usize,
         name_of: impl Fn(usize) -> Option<&'a [u8]>,
+        addr_of: impl Fn(usize) -> usize,
         f: impl FnOnce(&Self) -> R,
     ) -> R {
         if n < 2 {
             return f(self);
         }
-        // The kernel's batch (glue/symbatch.rs): the modules the names resolve into, each
-        // indexed once.
+        // The kernel's batch (glue/symbatch.rs): the modules the names resolve into and the
+        // given addresses fall in, each indexed once.
         let mut mods: Vec<u32> = (0..n)
-            .filter_map(|i| name_of(i))
-            .filter_map(|name| self.module_text_address(self.kallsyms_lookup_name(name)))
+            .filter_map(&name_of)
+            .map(|name| self.kallsyms_lookup_name(name))
+            .chain((0..n).map(addr_of))
+            .filter_map(|addr| self.module_text_address(addr))
             .collect();
         mods.dedup();
         let outer = self.inner().batch_modules.replace(mods);
