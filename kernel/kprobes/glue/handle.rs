@@ -10,6 +10,7 @@
 //! written with volatile (READ_ONCE/WRITE_ONCE) accesses and never through `&mut`. The helpers
 //! here are `#[inline(always)]`: the probe-hit path uses them.
 
+#[cfg(CONFIG_OPTPROBES)]
 use core::mem::offset_of;
 use core::ptr::{self, addr_of, NonNull};
 
