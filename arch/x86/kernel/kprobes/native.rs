@@ -227,7 +227,7 @@ impl dec::KernelText for Text<'_> {
 /// The emulation stored in `p->ainsn` by [`store_emulation`].
 #[inline(always)]
 fn load_emulation(a: &bindings::arch_specific_insn, kind: EmulateKind) -> Emulation {
-    // SAFETY (each union read): every member is plain bytes, and `store_emulation` wrote the
+    // SAFETY: each union read: every member is plain bytes, and `store_emulation` wrote the
     // member this kind reads.
     unsafe {
         match kind {
