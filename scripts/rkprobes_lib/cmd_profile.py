@@ -17,7 +17,8 @@ trace holds the block listings of the whole boot but the executions of the comma
 With `--bench-sequence` the guest runs the benchmark's own /init, which hands the command over
 to the same protocol where it reaches it (kernel parameter `rkb_profile`); `bulk-unreg KIND N`
 there is the unregistration of the row `bulk KIND N` alone, its batch registered untraced just
-before (a kernel-scope trace of C's registration of module functions would be far too large). A tool for finding
+before (a kernel-scope trace of C's registration of module functions would be far too large),
+and the other bulk rows left out (QEMU runs unchained while it traces). A tool for finding
 a gap the benchmark shows, not a benchmark itself: its output is the first place to look, not a
 goal.
 """
