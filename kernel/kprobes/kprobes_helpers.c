@@ -310,6 +310,16 @@ static DECLARE_DELAYED_WORK(optimizing_work, rkp_optimizer_work_fn);
 
 void rkp_kick_kprobe_optimizer(void)
 {
+	/*
+	 * Every caller holds kprobe_mutex. A pending work has not started
+	 * (PENDING is cleared before it runs) and takes kprobe_mutex first,
+	 * so it finds what the caller queued: schedule_delayed_work() would
+	 * return false. Skipping it saves its irq-off test-and-set once per
+	 * probe of an unregistration batch.
+	 */
+	lockdep_assert_held(&kprobe_mutex);
+	if (delayed_work_pending(&optimizing_work))
+		return;
 	schedule_delayed_work(&optimizing_work, OPTIMIZE_DELAY);
 }
 
