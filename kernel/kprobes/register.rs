@@ -499,22 +499,19 @@ fn register_kprobes_batched<A: Platform, P: Copy + Into<Option<A::Probe>>>(
     } else {
         None
     };
-    unregister_tops_locked(
-        a,
-        &mut st,
-        &mut batch,
-        &kps[first_rollback..registered],
-        |p| p.into(),
-        |_| {},
-    );
-    unregister_tops_locked(
-        a,
-        &mut st,
-        &mut batch,
-        &kps[..first_rollback.min(k)],
-        |p| p.into(),
-        |_| {},
-    );
+    for range in [first_rollback..registered, 0..first_rollback.min(k)] {
+        let entries = &kps[range];
+        let ftrace = any_ftrace_probe(a, entries, &|p: P| p.into());
+        unregister_tops_locked(
+            a,
+            &mut st,
+            &mut batch,
+            entries,
+            |p| p.into(),
+            |_| {},
+            ftrace,
+        );
+    }
     // Left only by an upstream quirk (an aggregate armed on one ops, disarmed on the other):
     // C would have applied them, and keeps them after its failed removal, as here.
     if let Err(e) = flush_ftrace_batch(a, &mut batch) {
@@ -749,21 +746,31 @@ pub fn unregister_tops<A: Arch, E: Copy>(
 ) {
     // The batch this call owns: dropped (its storage freed) when the call ends.
     let mut batch = Batch::none();
-    let batched = A::KPROBES_ON_FTRACE
-        && entries.len() > 1
-        && entries
-            .iter()
-            .filter_map(|&e| kp_of(e))
-            .any(|p| flags_ftrace(a.flags(p)))
-        && batch.begin_ftrace_removals(a, entries.len());
-    unregister_tops_locked(a, st, &mut batch, entries, kp_of, after);
+    let ftrace = any_ftrace_probe(a, entries, &kp_of);
+    let batched = A::KPROBES_ON_FTRACE && ftrace && batch.begin_ftrace_removals(a, entries.len());
+    unregister_tops_locked(a, st, &mut batch, entries, kp_of, after, ftrace);
     if batched {
         flush_ftrace_removals(a, &mut batch);
         batch.end_ftrace_removals();
     }
 }
 
-/// The loop of [`unregister_tops`], with `kprobe_mutex` held.
+/// Whether an entry of a batch of two or more is a probe on an ftrace site (one pass over the
+/// entries, which the callers of [`unregister_tops_locked`] make once).
+fn any_ftrace_probe<A: Arch, E: Copy>(
+    a: &A,
+    entries: &[E],
+    kp_of: &impl Fn(E) -> Option<A::Probe>,
+) -> bool {
+    entries.len() > 1
+        && entries
+            .iter()
+            .filter_map(|&e| kp_of(e))
+            .any(|p| flags_ftrace(a.flags(p)))
+}
+
+/// The loop of [`unregister_tops`], with `kprobe_mutex` held; `ftrace` is
+/// [`any_ftrace_probe`] of `entries`.
 ///
 /// `after(e)` releases what must not outlive the probe's reachability (a kretprobe's instance
 /// pool, freed after the next grace period): as in C it runs once the top half has taken the
@@ -778,6 +785,7 @@ fn unregister_tops_locked<A: Arch, E: Copy>(
     entries: &[E],
     kp_of: impl Fn(E) -> Option<A::Probe>,
     after: impl FnMut(E),
+    ftrace: bool,
 ) {
     let mut queue = AfterQueue {
         entries,
@@ -809,12 +817,7 @@ fn unregister_tops_locked<A: Arch, E: Copy>(
     // A batch of int3 probes is disarmed under one hold of the text locks rather than one per
     // probe (C's order kept: kprobe_mutex, cpus_read_lock, text_mutex). Not with an ftrace
     // probe in it: ftrace takes text_mutex itself.
-    if entries.len() > 1
-        && !entries
-            .iter()
-            .filter_map(|&e| kp_of(e))
-            .any(|p| flags_ftrace(a.flags(p)))
-    {
+    if entries.len() > 1 && !ftrace {
         a.text_locked(false, || {
             // Rust only, where the arch batches: the breakpoints the top halves remove are
             // recorded and written together, every `DISARM_BATCH_WRITE` and at the end, and a
