@@ -86,9 +86,13 @@ def _enclosing_function(path, lineno):
 
 
 def warn_site(file, line, func):
-    """The kernel/kprobes.c function a WARN belongs to, from the splat's file:line."""
+    """The kernel/kprobes.c function a WARN belongs to, from the splat's file:line (C inlines
+    static functions that hold WARNs). The Rust core's WARNs are each in a helper of their own,
+    named in the splat: that name is taken as it is, since the prepared tree the file:line would
+    be looked up in may hold another revision's kprobes_helpers.c by then (a build of another
+    worktree in the same cache)."""
     name = None
-    if file and line:
+    if file and line and not (func or "").startswith(WARN_HELPER_PREFIX):
         name = _enclosing_function(common.TREE / file, int(line))
     name = name or func
     if name.startswith(WARN_HELPER_PREFIX):
