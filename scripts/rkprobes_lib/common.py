@@ -41,15 +41,17 @@ RUST_ARCH_KCONFIG = "KPROBES_RUST_ARCH"
 # Build configurations: a fragment under tools/testing/rkprobes/configs/ each, or a variant below.
 # The debug checkers `rkprobes stress --debug` can build in, a fragment debug-<name>.config each.
 DEBUG_CONFIGS = ("lockdep", "kasan", "kmemleak", "ubsan", "list", "faults")
-CONFIG_NAMES = (("kunit", "run", "bench", "kunit-noftrace", "kunit-debugassert", "preempt") + tuple(f"kunit-{d}" for d in DEBUG_CONFIGS)
+CONFIG_NAMES = (("kunit", "run", "bench", "kunit-noftrace", "kunit-debugassert", "kunit-tools", "preempt") + tuple(f"kunit-{d}" for d in DEBUG_CONFIGS)
                 + tuple(f"preempt-{d}" for d in DEBUG_CONFIGS))
 # Variants of a configuration: name -> (the configuration whose fragments it starts from, the
 # fragments applied after them). kunit-noftrace: the KUnit kernel without the function tracer
-# (`rkprobes test --no-ftrace`); kunit-<debug>: the KUnit kernel with one debug checker
+# (`rkprobes test --no-ftrace`); kunit-tools: the KUnit kernel with perf events, BPF and IPv4, for
+# perf, bpftrace and the kselftests of `rkprobes test --tools`; kunit-<debug>: the KUnit kernel with one debug checker
 # (`rkprobes stress --debug`); preempt: the KUnit kernel with full preemption, preemptible RCU and
 # the hang detectors, preempt-<debug> that with one debug checker (`stress --config preempt`).
 CONFIG_VARIANTS = {"kunit-noftrace": ("kunit", ("noftrace.config",)),
                    "kunit-debugassert": ("kunit", ("debugassert.config",)),
+                   "kunit-tools": ("kunit", ("tools.config",)),
                    "preempt": ("kunit", ("preempt.config",)),
                    **{f"kunit-{d}": ("kunit", (f"debug-{d}.config",)) for d in DEBUG_CONFIGS},
                    **{f"preempt-{d}": ("kunit", ("preempt.config", f"debug-{d}.config")) for d in DEBUG_CONFIGS}}

@@ -24,6 +24,8 @@ APT_PACKAGES = [
     "make", "patch", "xz-utils", "gzip", "binutils", "python3",
     # The rst check of `rkprobes test` (doccheck.py).
     "python3-docutils",
+    # The tracing users' tools `rkprobes test --tools` runs in the guest (tracetools.py).
+    "linux-perf", "bpftrace",
     "linux-source-6.12",
 ]
 # Pinned: the tree the project is an overlay on.
