@@ -21,7 +21,7 @@ import re
 import subprocess
 
 from . import (archsuite, cli, clitable, cmd_stress, common, conformance, doccheck, export, kbuild, kselftest,
-               kunitconfigs, layout, nokprobe, qemu, setup, workflows)
+               kunitconfigs, layout, nokprobe, qemu, setup, tracetools, workflows)
 from .common import Failure, banner, info
 
 # Suites of our own that the KUnit configuration builds, besides upstream's
@@ -55,6 +55,13 @@ def add_args(p):
                    help="only upstream's ftrace kselftests of kprobes (ftracetest on "
                    "tools/testing/selftests/ftrace/test.d/kprobe/, copied from the pristine source into the "
                    "initramfs) in the KUnit kernel of each implementation, and each non-C one against C")
+    p.add_argument("--tools", action="store_true",
+                   help="only the tracing users' tools, x86_64: perf (probe -a at a function, at function+offset and "
+                   "at its return, -l, stat over a workload, -d) and bpftrace 0.17 (kprobe:, kretprobe:, an offset "
+                   "kprobe, arg2, retval), the host's binaries copied with their libraries into the initramfs of a "
+                   "KUnit kernel with perf events, BPF and IPv4 (configuration kunit-tools), hit counts checked "
+                   "against the workload's reads and each non-C one against C's; then the ftrace kselftests in "
+                   "that kernel, where kretprobe_maxactive.tc has its inet_csk_accept")
     p.add_argument("--archsuite", "--x86suite", dest="archsuite", action="store_true",
                    help="only the arch behaviour suite (x86_64: tools/testing/rkprobes/x86suite/, each emulated, "
                    "boosted, optimized or refused instruction class; arm64, riscv, loongarch: the step suites of "
@@ -327,9 +334,9 @@ def cmd_test(args):
     impls = args.impls or common.default_impls()
     setup.ensure()
 
-    # --conformance, --kselftest, --archsuite: that one step alone.
+    # --conformance, --kselftest, --archsuite, --tools: that one step alone.
     only = [m for flag, m in ((args.conformance, conformance), (args.kselftest, kselftest),
-                              (args.archsuite, archsuite)) if flag]
+                              (args.archsuite, archsuite), (args.tools, tracetools)) if flag]
     if only:
         for arch in arches:
             only[0].run_all(res, arch, [i for i in impls if not common.rust_unavailable_reason(arch, i)],

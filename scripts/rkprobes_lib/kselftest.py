@@ -177,15 +177,20 @@ def _case_log(logs, n, case):
     return next((t for f, t in logs.items() if f.startswith(f"{n}-{case}-log.")), None)
 
 
-def run(res, arch, impl, timeout):
+def _what(arch, impl, config):
+    """arch/impl, with the configuration when it is not the KUnit kernel's."""
+    return f"{arch}/{impl}" + ("" if config == "kunit" else f" ({config})")
+
+
+def run(res, arch, impl, timeout, config="kunit"):
     """Build, boot and parse one implementation; adds one result row, returns { case: result }
     or None when nothing ran."""
     # names: the cases run, numbered by ftracetest in this order; every case, in results.
     everyone = cases()
-    name = f"ftrace kselftests {arch}/{impl}: {CASES_DIR}"
+    name = f"ftrace kselftests {_what(arch, impl, config)}: {CASES_DIR}"
     try:
         names = run_order(arch)
-        bdir = kbuild.build(arch, impl, "kunit")
+        bdir = kbuild.build(arch, impl, config)
         kos = [bdir / m for m in SAMPLE_MODULES if (bdir / m).is_file()]
         files = _files(bdir, names) | setup.guest_shell_files(arch)
         initrd = initramfs.pack(bdir, "kselftest-initramfs", INIT, kos, files=files, arch=arch)
@@ -196,24 +201,24 @@ def run(res, arch, impl, timeout):
     boot_error = None
     try:
         text = qemu.boot(arch, bdir, APPEND, log, lambda t: "RKK-DONE" in t, timeout, initrd=initrd,
-                         label=f"ftrace kselftests {arch}/{impl}")
+                         label=f"ftrace kselftests {_what(arch, impl, config)}")
     except Failure as e:
         boot_error = str(e)
         text = log.read_text(errors="replace") if log.is_file() else ""
-    return report(res, arch, impl, bdir, text, log, boot_error, timeout, kos)
+    return report(res, arch, impl, bdir, text, log, boot_error, timeout, kos, config)
 
 
-def report(res, arch, impl, bdir, text, log, boot_error=None, timeout=None, kos=True):
+def report(res, arch, impl, bdir, text, log, boot_error=None, timeout=None, kos=True, config="kunit"):
     """The result row of one boot's console `text` (the build's .config in `bdir` says which
     expected failures are excused); writes bdir/kselftest-results.json and returns
     { case: result }, or None when nothing ran. Separate from run() so that a kept console log
     can be tallied again."""
     everyone = cases()
     names = run_order(arch)
-    name = f"ftrace kselftests {arch}/{impl}: {CASES_DIR}"
+    name = f"ftrace kselftests {_what(arch, impl, config)}: {CASES_DIR}"
     parsed, summary, exit_code, logs, running = parse(text)
     results = {}
-    print(f"\nftrace kselftests {arch}/{impl} (upstream {CASES_DIR}, {len(everyone)} cases):", flush=True)
+    print(f"\nftrace kselftests {_what(arch, impl, config)} (upstream {CASES_DIR}, {len(everyone)} cases):", flush=True)
     if arch in setup.GUEST_SHELL:
         print(f"  ftracetest runs under Debian's dash on {arch}: {setup.GUEST_SHELL[arch]}", flush=True)
     for n, case in enumerate(names, 1):
@@ -287,14 +292,15 @@ def report(res, arch, impl, bdir, text, log, boot_error=None, timeout=None, kos=
     return results if parsed else None
 
 
-def compare_name(arch, other):
+def compare_name(arch, other, config="kunit"):
     """The result row of the comparison of C with `other`."""
-    return f"ftrace kselftests {arch}: {common.impl_label(other)} passes the cases C passes"
+    where = arch + ("" if config == "kunit" else f" ({config})")
+    return f"ftrace kselftests {where}: {common.impl_label(other)} passes the cases C passes"
 
 
-def compare(res, arch, runs, other):
+def compare(res, arch, runs, other, config="kunit"):
     """Every case that passes on C must pass on `other`; one result row."""
-    name = compare_name(arch, other)
+    name = compare_name(arch, other, config)
     label = common.impl_label(other)
     c, o = runs.get("c"), runs.get(other)
     if not c or not o:
@@ -320,21 +326,24 @@ def compare(res, arch, runs, other):
     res.add(name, int(not lost), int(bool(lost)), note=note)
 
 
-def _table(arch, runs, impls):
+def _table(arch, runs, impls, config="kunit"):
     names = cases()
     width = max(len(n) for n in names)
-    print(f"\nftrace kselftests {arch}, per case:", flush=True)
+    print(f"\nftrace kselftests {arch}" + ("" if config == "kunit" else f" ({config})") + ", per case:", flush=True)
     print("  " + f"{'case':<{width}}  " + "  ".join(f"{i:<11}" for i in impls), flush=True)
     for n in names:
         print("  " + f"{n:<{width}}  " + "  ".join(f"{(runs.get(i) or {}).get(n, '-'):<11}" for i in impls),
               flush=True)
 
 
-def run_all(res, arch, impls, timeout):
-    """The kselftests on `arch` for each of `impls`, then C against each other one."""
+def run_all(res, arch, impls, timeout, config="kunit"):
+    """The kselftests on `arch` for each of `impls`, then C against each other one; in the KUnit
+    kernel, or in the kernel of `config` (`test --tools`: kunit-tools, which has CONFIG_INET)."""
     runs = {}
     for impl in impls:
-        common.banner(f"ftrace kselftests ({CASES_DIR}) on {arch}, {impl} implementation")
-        runs[impl] = run(res, arch, impl, timeout)
-    _table(arch, runs, impls)
-    common.compare_with_c(res, arch, impls, runs, compare, compare_name)
+        common.banner(f"ftrace kselftests ({CASES_DIR}) on {arch}, {impl} implementation"
+                      + ("" if config == "kunit" else f", configuration {config}"))
+        runs[impl] = run(res, arch, impl, timeout, config)
+    _table(arch, runs, impls, config)
+    common.compare_with_c(res, arch, impls, runs, lambda r, a, n, o: compare(r, a, n, o, config),
+                          lambda a, o: compare_name(a, o, config))
