@@ -41,6 +41,7 @@ step perf-add-offset perf probe -a "rkt_offset=$FUNC+$OFFSET"
 step perf-add-return perf probe -a "$FUNC%return"
 step perf-list perf probe -l
 step kprobe-events events
+step kprobes-list cat /sys/kernel/debug/kprobes/list
 step perf-stat perf stat -x , -e "probe:$FUNC,probe:rkt_offset,probe:${FUNC}__return" -- $WORKLOAD
 step perf-delete perf probe -d 'probe:*'
 step kprobe-events-after events
