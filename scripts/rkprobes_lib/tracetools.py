@@ -168,7 +168,7 @@ def judge(res, arch, impl, steps, site, offset):
     # names are checked here, the places by the hits counted below.
     want = {f"p:probe/{FUNC}", "p:probe/rkt_offset", f"r:probe/{FUNC}__return"}
     have = {re.sub(r"^([pr])\d*:(\S+).*$", r"\1:\2", ln.strip()) for ln in lines if ln.strip()}
-    perf.check(rc == 0 and want <= have, f"kprobe_events holds the three probes perf wrote: "
+    perf.check(rc == 0 and want <= have, "kprobe_events holds the three probes perf wrote: "
                + "; ".join(ln.strip() for ln in lines if ln.strip()))
     # debugfs kprobes/list: the entry and return probes on vfs_read's ftrace site (past endbr64 the
     # core moves a probe at +0 there), the offset one an int3 one.
