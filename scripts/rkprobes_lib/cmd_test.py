@@ -418,6 +418,10 @@ def full_plan(args, arches, impls):
                                                        decoder_difftest(res))))
         units.append(("kunitconfig x86_64", lambda res: (banner("the .kunitconfig files with upstream's kunit.py"),
                                                          kunitconfigs.run_all(res))))
+        units.append(("perf and bpftrace x86_64", lambda res: res.add(
+            "perf and bpftrace x86_64: not in the default run", skipped=1,
+            note="`scripts/rkprobes test --tools` runs them, and the kselftests in a kernel with CONFIG_INET: a "
+            "second kernel per implementation and bpftrace's LLVM in a 270 MB initramfs (docs/testing.md)")))
     units.append(("export", lambda res: (banner("export: the series with git am, the tree, checkpatch"),
                                          export.check(res))))
     return units
