@@ -421,7 +421,7 @@ def full_plan(args, arches, impls):
         units.append(("perf and bpftrace x86_64", lambda res: res.add(
             "perf and bpftrace x86_64: not in the default run", skipped=1,
             note="`scripts/rkprobes test --tools` runs them, and the kselftests in a kernel with CONFIG_INET: a "
-            "second kernel per implementation and bpftrace's LLVM in a 270 MB initramfs (docs/testing.md)")))
+            "second kernel per implementation and bpftrace's LLVM in a 230 MB initramfs (docs/testing.md)")))
     units.append(("export", lambda res: (banner("export: the series with git am, the tree, checkpatch"),
                                          export.check(res))))
     return units

@@ -40,7 +40,7 @@ FUNC = "vfs_read"
 BS, READS = 7, 300
 WORKLOAD = f"/bin/dd if=/dev/zero of=/dev/null bs={BS} count={READS}"
 APPEND = "panic=-1 kunit.enable=0"
-# The guest holds perf, bpftrace and about 230 MB of their libraries (LLVM 14) in its ramfs.
+# The guest holds perf, bpftrace and their libraries (LLVM 14), about 230 MB, in its ramfs.
 MEMORY = ("-m", "2048")
 STEP_RE = re.compile(r"^RKT-BEGIN (\S+)$")
 END_RE = re.compile(r"^RKT-END (\S+) (\d+)$")
