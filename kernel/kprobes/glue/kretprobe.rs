@@ -49,11 +49,8 @@ impl KretprobeStore for Kernel {
     }
     #[inline(always)]
     fn inc_kretprobe_nmissed(&self, rp: Krp) {
-        // SAFETY: `rp` live; a plain increment as C's `rp->nmissed++`.
-        unsafe {
-            let f = addr_of_mut!((*rp.as_ptr()).nmissed);
-            ptr::write_volatile(f, ptr::read_volatile(f).wrapping_add(1));
-        }
+        // SAFETY: `rp` is live, so its `nmissed` is valid for the call.
+        unsafe { super::nmissed::inc_kretprobe_nmissed(addr_of_mut!((*rp.as_ptr()).nmissed)) };
     }
     fn set_kretprobe_handlers(&self, rp: Krp) {
         // SAFETY: `rp` live and not yet registered.

@@ -49,6 +49,7 @@ pub mod insn_slot;
 pub mod kretprobe;
 mod list;
 mod mutex;
+mod nmissed;
 #[cfg(all(CONFIG_KRETPROBES, not(CONFIG_KRETPROBE_ON_RETHOOK)))]
 pub mod objpool;
 #[cfg(CONFIG_KRETPROBES)]

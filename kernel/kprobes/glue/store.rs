@@ -218,11 +218,8 @@ impl ProbeStore for Kernel {
     }
     #[inline(always)]
     fn inc_nmissed(&self, p: Kp) {
-        // SAFETY: `p` is live; a plain increment, as C's `p->nmissed++`.
-        unsafe {
-            let f = addr_of_mut!((*p.as_ptr()).nmissed);
-            ptr::write_volatile(f, ptr::read_volatile(f).wrapping_add(1));
-        }
+        // SAFETY: `p` is live, so its `nmissed` is valid for the call.
+        unsafe { super::nmissed::inc_nmissed(addr_of_mut!((*p.as_ptr()).nmissed)) };
     }
     fn reset_nmissed(&self, p: Kp) {
         // SAFETY: `p` is live.
