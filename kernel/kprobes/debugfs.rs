@@ -135,27 +135,40 @@ pub struct ProbeLine<'a> {
     pub entry_flags: u32,
 }
 
-/// `report_probe()`: one line of `kprobes/list`.
-pub fn report_probe(w: &mut impl SeqSink, l: &ProbeLine<'_>) {
-    put_px(w, l.shown_addr);
-    w.put(if l.kretprobe { b"  r  " } else { b"  k  " });
-    match l.sym {
+/// The columns `report_probe()` starts a line with, up to its first tag, without the space
+/// before it: `"%px  %s  %s+0x%x  %s"`, or `"%px  %s  %pS"` for an address kallsyms cannot name.
+///
+/// `kprobes/missed` starts its lines the same way.
+pub fn put_probe_columns(
+    w: &mut impl SeqSink,
+    shown_addr: usize,
+    addr: usize,
+    kretprobe: bool,
+    sym: Option<Ksym<'_>>,
+) {
+    put_px(w, shown_addr);
+    w.put(if kretprobe { b"  r  " } else { b"  k  " });
+    match sym {
         Some(k) => {
-            // "%s+0x%x  %s ": the offset is passed as an int.
+            // "%s+0x%x  %s": the offset is passed as an int.
             w.put(k.name);
             w.put(b"+0x");
             put_hex(w, u64::from(k.offset as u32));
             w.put(b"  ");
             w.put(k.module.unwrap_or(b" "));
-            w.put(b" ");
         }
         None => {
-            // "%pS " of an address kallsyms cannot name.
+            // "%pS" of an address kallsyms cannot name.
             w.put(b"0x");
-            put_hex(w, l.addr as u64);
-            w.put(b" ");
+            put_hex(w, addr as u64);
         }
     }
+}
+
+/// `report_probe()`: one line of `kprobes/list`.
+pub fn report_probe(w: &mut impl SeqSink, l: &ProbeLine<'_>) {
+    put_probe_columns(w, l.shown_addr, l.addr, l.kretprobe, l.sym);
+    w.put(b" ");
     if flags_gone(l.flags) {
         w.put(b"[GONE]");
     }

@@ -885,6 +885,16 @@ static int kprobes_list_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(kprobes_list);
 
+/* Rust only: the probes that missed, by cause (Documentation/trace/kprobes.rst). */
+static int kprobes_missed_show(struct seq_file *m, void *v)
+{
+	preempt_disable();
+	rkp_show_missed(m, kallsyms_show_value(m->file->f_cred));
+	preempt_enable();
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kprobes_missed);
+
 static int kprobes_blacklist_show(struct seq_file *m, void *v)
 {
 	rkp_show_blacklist(m, kallsyms_show_value(m->file->f_cred));
@@ -930,6 +940,7 @@ static int __init debugfs_kprobe_init(void)
 	debugfs_create_file("list", 0400, dir, NULL, &kprobes_list_fops);
 	debugfs_create_file("enabled", 0600, dir, NULL, &fops_kp);
 	debugfs_create_file("blacklist", 0400, dir, NULL, &kprobes_blacklist_fops);
+	debugfs_create_file("missed", 0400, dir, NULL, &kprobes_missed_fops);
 	return 0;
 }
 late_initcall(debugfs_kprobe_init);

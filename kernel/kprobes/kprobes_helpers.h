@@ -85,6 +85,7 @@ void rkp_dump_kprobe(struct kprobe *kp, char *buf, size_t len);
 struct seq_file;
 void rkp_show_kprobes(struct seq_file *m, bool show_value);
 void rkp_show_blacklist(struct seq_file *m, bool show_value);
+void rkp_show_missed(struct seq_file *m, bool show_value);
 bool rkp_kprobes_all_disarmed(void);
 int rkp_set_all_kprobes(bool enable);
 bool rkp_kprobes_allow_optimization(void);

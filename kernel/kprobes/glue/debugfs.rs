@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Bodies of debugfs `kprobes/{list,enabled,blacklist}`, the sysctl `debug/kprobes-optimization`
+//! Bodies of debugfs `kprobes/{list,enabled,blacklist,missed}`, the sysctl `debug/kprobes-optimization`
 //! and `dump_kprobe()`; the files, the sysctl table and the log lines are in `kprobes_helpers.c`.
 //!
 //! Constraints: process context; the `list` walk is an RCU reader (the C caller disables
@@ -9,11 +9,14 @@
 //! format strings.
 
 use core::ffi::{c_int, c_void};
+#[cfg(CONFIG_KRETPROBES)]
+use core::ptr::{self, addr_of};
 
 use kernel::bindings;
 
-use super::handle::{Kp, KERNEL};
+use super::handle::{Kernel, Kp, KERNEL};
 use crate::debugfs::{self, SeqSink};
+use crate::missed::{self, MissStore};
 use crate::store::ProbeStore;
 use crate::text::KernelText;
 
@@ -37,6 +40,37 @@ pub unsafe extern "C" fn rkp_show_kprobes(m: *mut bindings::seq_file, show_value
     let mut w = Seq(m);
     for bucket in 0..crate::store::KPROBE_TABLE_SIZE {
         debugfs::show_kprobe_addr(&KERNEL, bucket, show_value, &mut w);
+    }
+}
+
+impl MissStore for Kernel {
+    fn kretprobe_nmissed_of(&self, p: Kp) -> u64 {
+        #[cfg(CONFIG_KRETPROBES)]
+        if self.is_kretprobe(p) {
+            let rp = p.as_ptr().cast::<bindings::kretprobe>();
+            // SAFETY: only `register_kretprobe()` installs `pre_handler_kretprobe`, on the `kp`
+            // of a `struct kretprobe`, its first member; `p` is live (the walk's RCU read side),
+            // so `rp` is the live kretprobe. READ_ONCE of the counter the hit path increments.
+            let n = unsafe { ptr::read_volatile(addr_of!((*rp).nmissed)) };
+            // An `int`, widened as `trace_kprobe` adds it to `kp.nmissed` (sign-extended).
+            return n as i64 as u64;
+        }
+        #[cfg(not(CONFIG_KRETPROBES))]
+        let _ = p;
+        0
+    }
+}
+
+/// Every line of `kprobes/missed` (Rust only), bucket by bucket as `kprobes/list`.
+///
+/// # Safety
+///
+/// `m` is the seq_file being shown; preemption is disabled by the caller (RCU reader).
+#[no_mangle]
+pub unsafe extern "C" fn rkp_show_missed(m: *mut bindings::seq_file, show_value: bool) {
+    let mut w = Seq(m);
+    for bucket in 0..crate::store::KPROBE_TABLE_SIZE {
+        missed::show_missed_bucket(&KERNEL, bucket, show_value, &mut w);
     }
 }
 

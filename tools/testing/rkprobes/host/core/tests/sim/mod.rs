@@ -1815,3 +1815,15 @@ impl<const OPT: bool, const FTRACE: bool> rkprobes_core::kretprobe::KretprobeSto
         self.rec(rp, |r| r.kret.as_mut().expect("kretprobe").hooked += 1);
     }
 }
+
+impl<const OPT: bool, const FTRACE: bool> rkprobes_core::missed::MissStore for Sim<OPT, FTRACE> {
+    fn kretprobe_nmissed_of(&self, p: Pid) -> u64 {
+        // `rp->nmissed` is an `unsigned long` in C: a count below zero is a simulation bug.
+        self.rec(p, |r| {
+            r.kret
+                .as_ref()
+                .filter(|k| k.handlers)
+                .map_or(0, |k| u64::try_from(k.nmissed).expect("rp->nmissed >= 0"))
+        })
+    }
+}
