@@ -111,6 +111,36 @@ impl PtRegs {
     }
 }
 
+/// The misses of a probe, by cause: hits that ran no handler, or calls whose return was not
+/// followed.
+///
+/// Every miss the kprobes core counts has one of these causes, each counted in a field of its
+/// own, so [`Missed::total`] is the probe's whole count (what tracing's `kprobe_profile` shows).
+/// The Rust kprobes core lists the same counts in debugfs `kprobes/missed`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Missed {
+    recursion: usize,
+    no_instance: usize,
+}
+
+impl Missed {
+    /// Returns the hits that came while a kprobe handler ran on the same CPU.
+    pub fn recursion(&self) -> usize {
+        self.recursion
+    }
+
+    /// Returns the calls of a return probe's function that found no free instance to follow
+    /// them: more calls in flight than the probe's `maxactive`. Always 0 for a [`KprobeHit`].
+    pub fn no_instance(&self) -> usize {
+        self.no_instance
+    }
+
+    /// Returns all misses, every cause together.
+    pub fn total(&self) -> usize {
+        self.recursion.wrapping_add(self.no_instance)
+    }
+}
+
 /// Reads a field of a registered probe that the kprobes core may write concurrently.
 ///
 /// # Safety
@@ -152,6 +182,14 @@ impl KprobeHit {
     pub fn nmissed(&self) -> usize {
         // SAFETY: the probe is live by the type invariant.
         unsafe { read_once(addr_of!((*self.0.get()).nmissed)) as usize }
+    }
+
+    /// Returns the probe's misses by cause (all of them recursion, for a kprobe).
+    pub fn missed(&self) -> Missed {
+        Missed {
+            recursion: self.nmissed(),
+            no_instance: 0,
+        }
     }
 
     /// Returns whether the probe is enabled (neither disabled nor gone with its module text).
@@ -214,8 +252,16 @@ impl KretprobeHit {
 
     /// Returns how many calls were not followed: beyond `maxactive`, or while a handler ran.
     pub fn nmissed(&self) -> usize {
+        self.missed().total()
+    }
+
+    /// Returns the probe's misses by cause.
+    pub fn missed(&self) -> Missed {
         // SAFETY: the probe is live by the type invariant.
         let rp_missed = unsafe { read_once(addr_of!((*self.0.get()).nmissed)) };
-        self.kprobe().nmissed().wrapping_add(rp_missed as usize)
+        Missed {
+            recursion: self.kprobe().nmissed(),
+            no_instance: rp_missed as usize,
+        }
     }
 }

@@ -5,7 +5,7 @@
 //! Constraints: the C callbacks here run in the probe's atomic context and only reach the
 //! handler; registering, enabling, disabling and dropping may sleep.
 
-use super::{register_in_place, KprobeHit, ProbePoint, PtRegs, State};
+use super::{register_in_place, KprobeHit, Missed, ProbePoint, PtRegs, State};
 use crate::{
     bindings,
     error::{to_result, VTABLE_DEFAULT_ERROR},
@@ -504,6 +504,44 @@ impl<T> Kprobe<T> {
     /// ```
     pub fn nmissed(&self) -> usize {
         self.hit().nmissed()
+    }
+
+    /// Returns the probe's misses by cause; for a kprobe every miss is a recursion.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::kprobes::{Kprobe, KprobeHandler, KprobeHit, ProbePoint, PtRegs};
+    ///
+    /// #[inline(never)]
+    /// extern "C" fn probed(x: usize) -> usize {
+    ///     // Opaque to the optimiser, so every call really happens.
+    ///     let x = core::hint::black_box(x);
+    ///     x.count_ones() as usize
+    /// }
+    ///
+    /// struct CallsItself;
+    ///
+    /// #[vtable]
+    /// impl KprobeHandler for CallsItself {
+    ///     fn pre_handler(&self, _hit: &KprobeHit, _regs: &PtRegs) {
+    ///         // Hits the probe again, from inside its handler, twice: two misses.
+    ///         probed(1);
+    ///         probed(2);
+    ///     }
+    /// }
+    ///
+    /// let point = ProbePoint::function(probed as *const () as usize);
+    /// let probe = Kprobe::register(point, CallsItself)?;
+    /// probed(7);
+    /// let (missed, nmissed) = (probe.missed(), probe.nmissed());
+    /// drop(probe);
+    /// assert_eq!((missed.recursion(), missed.no_instance(), missed.total()), (2, 0, 2));
+    /// assert_eq!(missed.total(), nmissed);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn missed(&self) -> Missed {
+        self.hit().missed()
     }
 
     /// Disables the probe: its handlers stop running until [`Kprobe::enable`]. May sleep.

@@ -6,7 +6,7 @@
 //! Constraints: the C callbacks here run in atomic context (at function entry and return) and
 //! only reach the handler; registering, enabling, disabling and dropping may sleep.
 
-use super::{register_in_place, KretprobeHit, ProbePoint, PtRegs, State};
+use super::{register_in_place, KretprobeHit, Missed, ProbePoint, PtRegs, State};
 use crate::{
     bindings,
     error::{to_result, VTABLE_DEFAULT_ERROR},
@@ -691,6 +691,52 @@ impl<T> Kretprobe<T> {
     /// ```
     pub fn nmissed(&self) -> usize {
         self.hit().nmissed()
+    }
+
+    /// Returns the probe's misses by cause: calls beyond `maxactive`, and hits while a handler
+    /// ran.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::num::NonZeroU32;
+    /// use kernel::kprobes::{Kretprobe, KretprobeHandler, KretprobeHit, ProbePoint, PtRegs};
+    ///
+    /// #[inline(never)]
+    /// extern "C" fn recurse(depth: usize) -> usize {
+    ///     // Opaque to the optimiser, so every call really happens.
+    ///     let depth = core::hint::black_box(depth);
+    ///     if depth == 0 {
+    ///         0
+    ///     } else {
+    ///         recurse(depth - 1) + 1
+    ///     }
+    /// }
+    ///
+    /// struct Nothing;
+    ///
+    /// #[vtable]
+    /// impl KretprobeHandler for Nothing {
+    ///     type Data = ();
+    ///
+    ///     fn return_handler(&self, _hit: &KretprobeHit, _regs: &PtRegs, _data: ()) {}
+    /// }
+    ///
+    /// // Two instances, four calls in flight: the two innermost are not followed.
+    /// let probe = Kretprobe::register(
+    ///     ProbePoint::function(recurse as *const () as usize),
+    ///     NonZeroU32::new(2),
+    ///     Nothing,
+    /// )?;
+    /// recurse(3);
+    /// let (missed, nmissed) = (probe.missed(), probe.nmissed());
+    /// drop(probe);
+    /// assert_eq!((missed.recursion(), missed.no_instance(), missed.total()), (0, 2, 2));
+    /// assert_eq!(missed.total(), nmissed);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn missed(&self) -> Missed {
+        self.hit().missed()
     }
 
     /// Disables the probe: its handlers stop running until [`Kretprobe::enable`]. May sleep.

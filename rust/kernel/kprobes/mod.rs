@@ -127,7 +127,7 @@ mod point;
 pub use batch::{BatchedKprobe, KprobeBatch};
 #[cfg(CONFIG_KRETPROBES)]
 pub use hit::KretprobeHit;
-pub use hit::{KprobeHit, PtRegs};
+pub use hit::{KprobeHit, Missed, PtRegs};
 pub use kprobe::{Kprobe, KprobeHandler};
 #[cfg(CONFIG_KRETPROBES)]
 pub use kretprobe::{Kretprobe, KretprobeHandler};
