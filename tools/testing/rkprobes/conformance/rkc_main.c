@@ -73,6 +73,13 @@
  * rkc_recursion_nmissed - a probe whose handler calls probed functions: the
  *	inner int3, ftrace and kretprobe probes are not run and count nmissed
  *	(every child of an aggregate); called directly they run.
+ * rkc_missed_by_cause - issue 40, only on the Rust core (C has no such
+ *	file): debugfs kprobes/missed lists each probe that missed with its
+ *	misses by cause, which add up to its nmissed (a kretprobe's
+ *	rp->kp.nmissed + rp->nmissed, as trace_kprobe adds them): recursion
+ *	(int3, ftrace and kretprobe probes hit from another probe's handler,
+ *	every child of an aggregate) and no free instance (maxactive 1 and a
+ *	recursive function); a probe that never missed is not listed.
  * rkc_kretprobe_pool - maxactive 1 and a recursive function: the pool runs
  *	out, rp->nmissed counts the misses, the outermost return is seen.
  * rkc_kretprobe_data - data_size (the maximum, 4096) reaches the handlers:
@@ -1295,6 +1302,98 @@ static void rkc_recursion_nmissed(struct kunit *test)
 	RKC_EXPECT_INT(test, "aggregate.hits", inner->pre + inner2->pre, 1);
 }
 
+/* The kprobes/missed line the Rust core prints for a probe of this module. */
+static char *rkc_missed_line(struct kunit *test, const char *type, const char *sym,
+			     unsigned long off, unsigned long recursion,
+			     unsigned long no_instance)
+{
+	return rkc_fmt(test, "ADDR  %s  %s+0x%lx  %s  nmissed=%lu recursion=%lu no_instance=%lu",
+		       type, sym, off, RKC_MOD, recursion + no_instance, recursion,
+		       no_instance);
+}
+
+/* The kprobes/missed lines of the probes on @sym, addresses masked. */
+static char *rkc_missed_of(struct kunit *test, const char *sym)
+{
+	return rkc_file_sym(test, RKC_KP_DIR "/missed", rkc_fmt(test, "  %s+", sym));
+}
+
+static void rkc_missed_by_cause(struct kunit *test)
+{
+	struct rkc_kp *outer, *inner, *inner2, *quiet, *traced = NULL;
+	struct rkc_krp *ret = NULL, *pool;
+	unsigned long off;
+	int i;
+
+	if (!IS_ENABLED(CONFIG_KPROBES_RUST))
+		kunit_skip(test, "upstream C has no kprobes/missed (misses by cause are the Rust core's, issue 40): only run on the Rust core");
+
+	/* A probe that never missed is not listed. */
+	quiet = rkc_kp_new(test, "rkc_f_plain", NULL, 0, false);
+	RKC_EXPECT_INT(test, "register.quiet", rkc_reg_kp(test, &quiet->kp), 0);
+	rkc_f_plain(1);
+	RKC_EXPECT_INT(test, "quiet.hits", quiet->pre, 1);
+	RKC_EXPECT_STR(test, "quiet.missed", rkc_missed_of(test, "rkc_f_plain"), "");
+
+	/* Recursion: probes hit from another probe's handler. */
+	outer = rkc_kp_new(test, "rkc_f_outer", NULL, 0, false);
+	outer->kp.pre_handler = rkc_outer_pre;
+	inner = rkc_kp_new(test, "rkc_f_inner", NULL, 0, false);
+	RKC_EXPECT_INT(test, "register.inner", rkc_reg_kp(test, &inner->kp), 0);
+	if (IS_ENABLED(CONFIG_KPROBES_ON_FTRACE)) {
+		traced = rkc_kp_new(test, "rkc_f_inner_traced", NULL, 0, false);
+		RKC_EXPECT_INT(test, "register.inner_traced", rkc_reg_kp(test, &traced->kp), 0);
+	}
+	if (IS_ENABLED(CONFIG_KRETPROBES)) {
+		ret = rkc_krp_new(test, "rkc_f_inner_ret", NULL, 0, false);
+		RKC_EXPECT_INT(test, "register.inner_ret", rkc_reg_krp(test, &ret->rp), 0);
+	}
+	RKC_EXPECT_INT(test, "register.outer", rkc_reg_kp(test, &outer->kp), 0);
+	for (i = 0; i < 3; i++)
+		rkc_f_outer(1);
+	/* An aggregate: every child counts the miss. */
+	inner2 = rkc_kp_new(test, "rkc_f_inner", NULL, 0, false);
+	RKC_EXPECT_INT(test, "register.inner2", rkc_reg_kp(test, &inner2->kp), 0);
+	rkc_f_outer(1);
+	RKC_EXPECT_INT(test, "recursion.inner_nmissed", inner->kp.nmissed, 4);
+	RKC_EXPECT_INT(test, "recursion.inner2_nmissed", inner2->kp.nmissed, 1);
+	off = rkc_off(&inner->kp, rkc_f_inner);
+	RKC_EXPECT_STR(test, "recursion.kprobe", rkc_missed_of(test, "rkc_f_inner"),
+		       rkc_join(test,
+				rkc_missed_line(test, "k", "rkc_f_inner", off, 1, 0),
+				rkc_missed_line(test, "k", "rkc_f_inner", off, 4, 0)));
+	if (traced) {
+		RKC_EXPECT_INT(test, "recursion.ftrace_nmissed", traced->kp.nmissed, 4);
+		RKC_EXPECT_STR(test, "recursion.ftrace", rkc_missed_of(test, "rkc_f_inner_traced"),
+			       rkc_missed_line(test, "k", "rkc_f_inner_traced",
+					       rkc_off(&traced->kp, rkc_f_inner_traced), 4, 0));
+	}
+	if (ret) {
+		RKC_EXPECT_INT(test, "recursion.kretprobe_nmissed",
+			       ret->rp.kp.nmissed + ret->rp.nmissed, 4);
+		RKC_EXPECT_STR(test, "recursion.kretprobe", rkc_missed_of(test, "rkc_f_inner_ret"),
+			       rkc_missed_line(test, "r", "rkc_f_inner_ret",
+					       rkc_off(&ret->rp.kp, rkc_f_inner_ret), 4, 0));
+	}
+	RKC_EXPECT_STR(test, "recursion.outer", rkc_missed_of(test, "rkc_f_outer"), "");
+
+	if (!IS_ENABLED(CONFIG_KRETPROBES))
+		kunit_skip(test, "CONFIG_KRETPROBES is off: no instance pools");
+	/* No free instance: maxactive 1, three calls in flight. */
+	pool = rkc_krp_new(test, "rkc_f_recurse", NULL, 0, false);
+	pool->rp.maxactive = 1;
+	RKC_EXPECT_INT(test, "register.pool", rkc_reg_krp(test, &pool->rp), 0);
+	RKC_EXPECT_INT(test, "pool.call", RKC_CALL(rkc_f_recurse, 2), 2);
+	RKC_EXPECT_INT(test, "pool.handler", pool->ret, 1);
+	RKC_EXPECT_INT(test, "pool.nmissed", pool->rp.kp.nmissed + pool->rp.nmissed, 2);
+	RKC_EXPECT_STR(test, "pool.missed", rkc_missed_of(test, "rkc_f_recurse"),
+		       rkc_missed_line(test, "r", "rkc_f_recurse",
+				       rkc_off(&pool->rp.kp, rkc_f_recurse), 0, 2));
+	/* Unregistered, a probe is no longer listed. */
+	rkc_unreg_krp(test, &pool->rp);
+	RKC_EXPECT_STR(test, "unregistered.missed", rkc_missed_of(test, "rkc_f_recurse"), "");
+}
+
 static void rkc_kretprobe_pool(struct kunit *test)
 {
 	struct rkc_krp *r, *r3;
@@ -2179,6 +2278,7 @@ static struct kunit_case rkc_cases[] = {
 	KUNIT_CASE(rkc_batch_ftrace),
 	KUNIT_CASE(rkc_three_probes),
 	KUNIT_CASE(rkc_recursion_nmissed),
+	KUNIT_CASE(rkc_missed_by_cause),
 	KUNIT_CASE(rkc_kretprobe_pool),
 	KUNIT_CASE(rkc_kretprobe_data),
 	KUNIT_CASE(rkc_kretprobe_entry_fail),
