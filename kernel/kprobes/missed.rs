@@ -15,9 +15,10 @@
 //!   re-entry of a breakpoint, an optimized probe's detour or an ftrace site entered with
 //!   `kprobe_running()`). It is the only event that increments `p->nmissed`, through
 //!   `kprobes_inc_nmissed_count()` (every child of an aggregate).
-//! - [`MissCause::NoInstance`]: a kretprobe's entry found no free instance in its pool: more
-//!   calls in flight than `maxactive` (or, on the rethook path, the pool already detached by an
-//!   unregistration under way). It is the only event that increments `rp->nmissed`.
+//! - [`MissCause::NoInstance`]: a kretprobe's entry took no instance: more calls in flight than
+//!   `maxactive` (or, on the rethook path, the pool already detached by an unregistration under
+//!   way, or an entry where RCU is not watching). It is the only event that increments
+//!   `rp->nmissed`.
 //!
 //! The Rust core increments both fields atomically, so two CPUs missing at once both count
 //! (C's plain `++` can lose one). What C does not count is not counted here either: a hit that
