@@ -25,6 +25,7 @@ pub mod ftrace;
 pub mod hit;
 pub mod insn_slot;
 pub mod kretprobe;
+pub mod kretprobe_grow;
 pub mod missed;
 pub mod optimizer;
 pub mod register;

@@ -17,6 +17,7 @@
 
 use super::arch::ArchHooks;
 use super::errno::{Errno, Result};
+use super::kretprobe_grow::{grow_cap, grow_target, next_chunk, should_grow, GrowCounts};
 use super::register::{
     kprobe_addr, register_all, register_kprobe, unregister_kprobe_bottom, unregister_tops,
     warn_kprobe_rereg, Platform,
@@ -76,6 +77,43 @@ pub trait KretprobeStore: Platform {
         regs: Self::Regs,
         mcount: bool,
     );
+
+    // Growing pools (Rust only, `kretprobe_grow`): the defaults are a fixed pool, C's; those
+    // called on the hit path are inlined into the unprobeable entry points.
+
+    /// `rp->grow_max` (Rust only): the most instances the pool may grow to; 0 for a fixed pool.
+    fn grow_max(&self, _rp: Self::Kretprobe) -> i32 {
+        0
+    }
+    /// At registration, after [`KretprobeStore::alloc_instance_pool`]: the state of a pool that
+    /// may grow to `cap`. The pool's free, detach and release then cover the extra pools too.
+    fn grow_alloc(&self, _rp: Self::Kretprobe, _cap: u32) -> Result {
+        Err(Errno::EOPNOTSUPP)
+    }
+    /// A growing pool's counts, after noting (hit path) an instance taken (`taken`) or an entry
+    /// that found every pool empty (`!taken`); `None` for a fixed pool, and nothing noted.
+    #[inline(always)]
+    fn grow_note_take(&self, _rp: Self::Kretprobe, _taken: bool) -> Option<GrowCounts> {
+        None
+    }
+    /// Notes (hit or return path) that an instance of a growing pool went back.
+    #[inline(always)]
+    fn grow_note_put(&self, _rp: Self::Kretprobe) {}
+    /// Asks for [`grow_work`] on the pool, from the hit path (any context, NMI included).
+    #[inline(always)]
+    fn grow_kick(&self, _rp: Self::Kretprobe) {}
+    /// A growing pool's counts as they are (the worker); `None` for a fixed pool or one being
+    /// unregistered.
+    fn grow_counts(&self, _rp: Self::Kretprobe) -> Option<GrowCounts> {
+        None
+    }
+    /// The worker: forgets `n` of the misses [`KretprobeStore::grow_counts`] showed it.
+    fn grow_forget_wanted(&self, _rp: Self::Kretprobe, _n: u32) {}
+    /// The worker: allocates `n` more instances and publishes them as one more pool; fails when
+    /// the memory is not there or the kretprobe is being unregistered.
+    fn grow_add_pool(&self, _rp: Self::Kretprobe, _n: u32) -> Result {
+        Err(Errno::EOPNOTSUPP)
+    }
 }
 
 /// The `maxactive` default: `max(10, 2 * num_possible_cpus())`.
@@ -111,7 +149,14 @@ pub fn register_kretprobe<A: KretprobeStore>(a: &A, rp: A::Kretprobe) -> Result 
     if a.maxactive(rp) <= 0 {
         a.set_maxactive(rp, default_maxactive(a.num_possible_cpus()));
     }
+    let cap = grow_cap(a.maxactive(rp), a.grow_max(rp))?;
     a.alloc_instance_pool(rp)?;
+    if let Some(cap) = cap {
+        if let Err(e) = a.grow_alloc(rp, cap) {
+            a.free_instance_pool(rp);
+            return Err(e);
+        }
+    }
     a.reset_kretprobe_nmissed(rp);
     let ret = register_kprobe(a, kp);
     if ret.is_err() {
@@ -190,17 +235,51 @@ pub fn unregister_kretprobe<A: KretprobeStore>(a: &A, rp: A::Kretprobe) {
 /// a non-zero entry handler gives the instance back and installs no return hook.
 #[inline(always)]
 pub fn pre_handler_kretprobe<A: KretprobeStore>(a: &A, rp: A::Kretprobe, regs: A::Regs) -> i32 {
-    let Some(ri) = a.instance_try_get(rp) else {
+    let ri = a.instance_try_get(rp);
+    // A growing pool low on free instances asks its worker for more; a fixed pool is C's.
+    if let Some(c) = a.grow_note_take(rp, ri.is_some()) {
+        if should_grow(&c) {
+            a.grow_kick(rp);
+        }
+    }
+    let Some(ri) = ri else {
         a.inc_kretprobe_nmissed(rp);
         return 0;
     };
     if a.has_entry_handler(rp) && a.call_entry_handler(rp, ri, regs) != 0 {
         a.instance_recycle(rp, ri);
+        a.grow_note_put(rp);
     } else {
         let mcount = super::store::flags_ftrace(a.flags(a.kretprobe_kp(rp)));
         a.instance_hook(rp, ri, regs, mcount);
     }
     0
+}
+
+/// The return path: an instance hooked by [`pre_handler_kretprobe`] came back (its function
+/// returned and the return handler ran).
+#[inline(always)]
+pub fn instance_returned<A: KretprobeStore>(a: &A, rp: A::Kretprobe) {
+    a.grow_note_put(rp);
+}
+
+/// The worker of a growing pool: adds chunks until the pools reach [`grow_target`] (process
+/// context, may sleep, no lock of the core held). A chunk that cannot be allocated ends the
+/// work; the next miss kicks it again.
+pub fn grow_work<A: KretprobeStore>(a: &A, rp: A::Kretprobe) {
+    let Some(mut c) = a.grow_counts(rp) else {
+        return;
+    };
+    let target = grow_target(&c);
+    while c.total < target {
+        let n = next_chunk(&c);
+        if n == 0 || a.grow_add_pool(rp, n).is_err() {
+            break;
+        }
+        c.total = c.total.saturating_add(n);
+        c.pools = c.pools.saturating_add(1);
+    }
+    a.grow_forget_wanted(rp, c.wanted);
 }
 
 /// The objpool path's per-task instance lists (`!KRETPROBE_ON_RETHOOK`, arm64).

@@ -34,6 +34,8 @@ pub mod hit;
 pub mod insn_slot;
 #[path = "../../../../../../kernel/kprobes/kretprobe.rs"]
 pub mod kretprobe;
+#[path = "../../../../../../kernel/kprobes/kretprobe_grow.rs"]
+pub mod kretprobe_grow;
 #[path = "../../../../../../kernel/kprobes/missed.rs"]
 pub mod missed;
 #[path = "../../../../../../kernel/kprobes/optimizer.rs"]

@@ -19,6 +19,7 @@ use std::ops::ControlFlow;
 use rkprobes_core::arch::{Arch, ArchHooks};
 use rkprobes_core::blacklist::BlacklistStore;
 use rkprobes_core::errno::{Errno, Result};
+use rkprobes_core::kretprobe_grow::{GrowCounts, GROW_MAX_POOLS};
 use rkprobes_core::report::{Message, Report, WarnSite};
 use rkprobes_core::store::{
     flags_disabled, Aggr, KprobeState, OptQueue, ProbeStore, KPROBE_TABLE_SIZE,
@@ -137,6 +138,31 @@ pub struct KretRec {
     pub hooked: u32,
     /// Make the pool allocation fail.
     pub alloc_fails: bool,
+    /// `rp->grow_max` (Rust only): the most instances a growing pool may reach.
+    pub grow_max: i32,
+    /// A growing pool's state; `None` for a fixed pool.
+    pub grow: Option<SimGrow>,
+}
+
+/// The state the kernel keeps for a growing pool, modelled with C's invariants asserted.
+#[derive(Clone, Debug, Default)]
+pub struct SimGrow {
+    /// The cap.
+    pub cap: u32,
+    /// Instances in all pools.
+    pub total: u32,
+    /// Extra pools.
+    pub pools: usize,
+    /// Instances taken and not given back, as the hit and return paths note them.
+    pub in_flight: u32,
+    /// Misses the worker has not seen yet.
+    pub wanted: u32,
+    /// A kick is pending (the worker has not run since).
+    pub kicked: bool,
+    /// Kicks asked for so far.
+    pub kicks: u32,
+    /// Extra pools freed (at unregistration).
+    pub pools_freed: usize,
 }
 
 impl Rec {
@@ -538,14 +564,30 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
 
     /// Returns from the probed function: the return hook fires and the instance goes back.
     pub fn function_returns(&self, p: Pid) {
-        self.rec(p, |r| {
+        let detached = self.rec(p, |r| {
             let k = r.kret.as_mut().expect("kretprobe");
             assert!(k.hooked > 0, "no return hook installed");
             k.hooked -= 1;
             if !k.detached {
                 *k.pool_free.as_mut().expect("pool") += 1;
             }
+            k.detached
         });
+        // rethook runs the handler (and so this) only while the pool is not detached.
+        if !detached {
+            rkprobes_core::kretprobe::instance_returned(self, p);
+        }
+    }
+
+    /// Runs a growing pool's worker if a kick is pending, as the kernel's workqueue would.
+    pub fn run_grow_worker(&self, p: Pid) {
+        let kicked = self.rec(p, |r| {
+            let g = r.kret.as_mut().and_then(|k| k.grow.as_mut());
+            g.is_some_and(|g| core::mem::take(&mut g.kicked))
+        });
+        if kicked {
+            rkprobes_core::kretprobe::grow_work(self, p);
+        }
     }
 
     /// `p->nmissed`.
@@ -1748,7 +1790,11 @@ impl<const OPT: bool, const FTRACE: bool> rkprobes_core::kretprobe::KretprobeSto
         })
     }
     fn free_instance_pool(&self, rp: Pid) {
-        self.rec(rp, |r| r.kret.as_mut().expect("kretprobe").pool_free = None);
+        self.rec(rp, |r| {
+            let k = r.kret.as_mut().expect("kretprobe");
+            k.pool_free = None;
+            k.grow = None;
+        });
     }
     fn detach_instance_pool(&self, rp: Pid) {
         // C's invariant at `rethook_free()`: the kretprobe's probe is neither hashed nor
@@ -1777,7 +1823,14 @@ impl<const OPT: bool, const FTRACE: bool> rkprobes_core::kretprobe::KretprobeSto
         self.rec(rp, |r| r.kret.as_mut().expect("kretprobe").detached = true);
     }
     fn release_instance_pool(&self, rp: Pid) {
-        self.rec(rp, |r| r.kret.as_mut().expect("kretprobe").pool_free = None);
+        self.rec(rp, |r| {
+            let k = r.kret.as_mut().expect("kretprobe");
+            k.pool_free = None;
+            // Every extra pool goes with the first one.
+            if let Some(g) = k.grow.as_mut() {
+                g.pools_freed = g.pools;
+            }
+        });
     }
     fn instance_try_get(&self, rp: Pid) -> Option<()> {
         self.rec(rp, |r| {
@@ -1813,6 +1866,113 @@ impl<const OPT: bool, const FTRACE: bool> rkprobes_core::kretprobe::KretprobeSto
     }
     fn instance_hook(&self, rp: Pid, _ri: (), _regs: (), _mcount: bool) {
         self.rec(rp, |r| r.kret.as_mut().expect("kretprobe").hooked += 1);
+    }
+
+    fn grow_max(&self, rp: Pid) -> i32 {
+        self.kret(rp).grow_max
+    }
+    fn grow_alloc(&self, rp: Pid, cap: u32) -> Result {
+        self.rec(rp, |r| {
+            let k = r.kret.as_mut().expect("kretprobe");
+            assert!(k.pool_free.is_some(), "grow state before the pool");
+            let total = u32::try_from(k.maxactive).expect("maxactive > 0");
+            assert!(
+                cap > total,
+                "a growing pool whose cap is not above maxactive"
+            );
+            k.grow = Some(SimGrow {
+                cap,
+                total,
+                ..Default::default()
+            });
+            Ok(())
+        })
+    }
+    fn grow_note_take(&self, rp: Pid, taken: bool) -> Option<GrowCounts> {
+        self.rec(rp, |r| {
+            let k = r.kret.as_mut().expect("kretprobe");
+            let free = *k.pool_free.as_ref().expect("pool");
+            let g = k.grow.as_mut()?;
+            if taken {
+                g.in_flight += 1;
+            } else {
+                g.wanted += 1;
+            }
+            // The kernel's in-flight count is its own; here it must match the pool.
+            assert_eq!(
+                g.total - g.in_flight,
+                u32::try_from(free).unwrap(),
+                "in-flight count out of step with the pool"
+            );
+            Some(GrowCounts {
+                in_flight: g.in_flight,
+                total: g.total,
+                cap: g.cap,
+                pools: g.pools,
+                wanted: g.wanted,
+            })
+        })
+    }
+    fn grow_note_put(&self, rp: Pid) {
+        self.rec(rp, |r| {
+            if let Some(g) = r.kret.as_mut().and_then(|k| k.grow.as_mut()) {
+                g.in_flight = g.in_flight.checked_sub(1).expect("more puts than takes");
+            }
+        });
+    }
+    fn grow_kick(&self, rp: Pid) {
+        self.rec(rp, |r| {
+            let g = r
+                .kret
+                .as_mut()
+                .and_then(|k| k.grow.as_mut())
+                .expect("kick of a fixed pool");
+            g.kicked = true;
+            g.kicks += 1;
+        });
+    }
+    fn grow_counts(&self, rp: Pid) -> Option<GrowCounts> {
+        self.rec(rp, |r| {
+            let k = r.kret.as_ref().expect("kretprobe");
+            if k.detached {
+                return None;
+            }
+            k.grow.as_ref().map(|g| GrowCounts {
+                in_flight: g.in_flight,
+                total: g.total,
+                cap: g.cap,
+                pools: g.pools,
+                wanted: g.wanted,
+            })
+        })
+    }
+    fn grow_forget_wanted(&self, rp: Pid, n: u32) {
+        self.rec(rp, |r| {
+            let g = r
+                .kret
+                .as_mut()
+                .and_then(|k| k.grow.as_mut())
+                .expect("growing pool");
+            g.wanted = g
+                .wanted
+                .checked_sub(n)
+                .expect("forgot more misses than seen");
+        });
+    }
+    fn grow_add_pool(&self, rp: Pid, n: u32) -> Result {
+        self.rec(rp, |r| {
+            let k = r.kret.as_mut().expect("kretprobe");
+            if k.detached || k.alloc_fails {
+                return Err(Errno::ENOMEM);
+            }
+            let g = k.grow.as_mut().expect("growing pool");
+            assert!(n > 0 && g.total + n <= g.cap, "a chunk beyond the cap");
+            assert!(g.pools < GROW_MAX_POOLS, "more extra pools than allowed");
+            g.total += n;
+            g.pools += 1;
+            *k.pool_free.as_mut().expect("pool") += usize::try_from(n).unwrap();
+            Ok(())
+        })
     }
 }
 

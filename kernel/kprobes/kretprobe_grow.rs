@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Growing kretprobe instance pools (Rust only, opt-in; issue 40): whether a kretprobe grows,
+//! when, by how much and up to what.
+//!
+//! Constraints: `no_std`, no allocation, does not name the `kernel` crate. [`should_grow`] is
+//! called on the probe-hit path, which may be in NMI: it only compares counters, and a pool that
+//! should grow is only *kicked* (in the kernel an `irq_work`, which is NMI-safe); the growing
+//! itself (`kretprobe::grow_work()`) runs in a worker, never on the hit path and never under
+//! `kprobe_mutex`. A kretprobe whose `grow_max` is 0 (every C user today) never gets here: its
+//! pool is the fixed one of C, and what it does and counts is C's.
+//!
+//! Design: 6.12's instance pools cannot grow in place. An `objpool` is sized at
+//! `objpool_init()` (its per-CPU rings and its reference count), and `rethook_free()` clears the
+//! handler first, so replacing a pool by a larger one would lose the returns of the instances
+//! still in flight. The hit path counts the instances in flight and the entries it missed; the
+//! worker grows the pools to the demand those show ([`grow_target`]), so a burst of sleepers
+//! that all returned before the worker ran still leaves a pool the next burst fits in. A growing kretprobe therefore has extra pools, "chunks", tried in order after
+//! its first one; each chunk doubles the instances (at least one more) up to the cap, and the
+//! last chunk there is room for takes everything up to the cap, so at most [`GROW_MAX_POOLS`]
+//! extra pools exist whatever the cap. All are freed at unregistration, as the first one is.
+
+use super::errno::{Errno, Result};
+
+/// The most extra pools (chunks) one kretprobe may have besides its first.
+pub const GROW_MAX_POOLS: usize = 16;
+
+/// `OBJPOOL_NR_OBJECT_MAX`: the most objects one `objpool` (so one chunk) may hold.
+pub const OBJPOOL_NR_OBJECT_MAX: u32 = 1 << 24;
+
+/// What a growing kretprobe's pools hold, as its hit path and worker see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GrowCounts {
+    /// Instances taken and not yet given back (returned or recycled).
+    pub in_flight: u32,
+    /// Instances in all its pools.
+    pub total: u32,
+    /// The most instances it may have (`rp->grow_max`).
+    pub cap: u32,
+    /// Extra pools so far.
+    pub pools: usize,
+    /// Entries that found every pool empty since the worker last looked (misses).
+    pub wanted: u32,
+}
+
+/// Whether a kretprobe grows, from `rp->maxactive` (after the default was applied) and
+/// `rp->grow_max`: `Some(cap)` when it may grow from `maxactive` to `cap` instances.
+///
+/// `grow_max` 0 (the default) or at most `maxactive` keeps C's fixed pool. A negative
+/// `grow_max` is refused with -EINVAL, as is one no `objpool` can hold.
+pub fn grow_cap(maxactive: i32, grow_max: i32) -> Result<Option<u32>> {
+    let cap = u32::try_from(grow_max).map_err(|_| Errno::EINVAL)?;
+    if cap > OBJPOOL_NR_OBJECT_MAX {
+        return Err(Errno::EINVAL);
+    }
+    Ok(u32::try_from(maxactive)
+        .ok()
+        .filter(|&m| cap > m)
+        .map(|_| cap))
+}
+
+/// The low-water mark: a pool grows when fewer instances than this are free.
+pub const fn low_water(total: u32) -> u32 {
+    let q = total / 4;
+    if q == 0 {
+        1
+    } else {
+        q
+    }
+}
+
+/// Whether the hit path should kick the worker: an entry found every pool empty, or fewer free
+/// instances than the low-water mark are left; and there is room to grow.
+///
+/// On the probe-hit path: a comparison of counters only.
+#[inline(always)]
+pub fn should_grow(c: &GrowCounts) -> bool {
+    c.total < c.cap
+        && c.pools < GROW_MAX_POOLS
+        && (c.wanted > 0 || c.total.saturating_sub(c.in_flight) < low_water(c.total))
+}
+
+/// How many instances the worker grows the pools to: the calls in flight and those missed since
+/// it last looked, plus the low-water mark of that, within the cap. At or below `total`: no
+/// growth.
+pub fn grow_target(c: &GrowCounts) -> u32 {
+    let demand = c.in_flight.saturating_add(c.wanted);
+    demand.saturating_add(low_water(demand)).min(c.cap)
+}
+
+/// The instances of the next chunk: as many as the pools hold already (at least one), within the
+/// cap and the room of one `objpool`; the last chunk allowed takes everything up to the cap.
+/// 0 when nothing may be added.
+pub fn next_chunk(c: &GrowCounts) -> u32 {
+    if c.pools >= GROW_MAX_POOLS {
+        return 0;
+    }
+    let room = c.cap.saturating_sub(c.total).min(OBJPOOL_NR_OBJECT_MAX);
+    if c.pools + 1 == GROW_MAX_POOLS {
+        room
+    } else {
+        c.total.max(1).min(room)
+    }
+}

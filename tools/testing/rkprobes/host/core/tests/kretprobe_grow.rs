@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Growing kretprobe pools (Rust only, opt-in): the opt-in's checks, when and by how much a pool
+//! grows, and sleepers in waves against the simulated platform, a fixed pool beside a growing one.
+
+mod sim;
+
+use rkprobes_core::errno::Errno;
+use rkprobes_core::kretprobe::{register_kretprobe, unregister_kretprobe};
+use rkprobes_core::kretprobe_grow::{
+    grow_cap, grow_target, low_water, next_chunk, should_grow, GrowCounts, GROW_MAX_POOLS,
+    OBJPOOL_NR_OBJECT_MAX,
+};
+use sim::{KretRec, Pid, Sim};
+
+type S = Sim<false, false>;
+
+fn kret(s: &S, sym: &'static str, maxactive: i32, grow_max: i32) -> Pid {
+    let p = s.new_probe(0, Some(sym), 0);
+    s.make_kretprobe(
+        p,
+        KretRec {
+            maxactive,
+            grow_max,
+            ..Default::default()
+        },
+    );
+    p
+}
+
+fn counts(in_flight: u32, total: u32, cap: u32, pools: usize) -> GrowCounts {
+    GrowCounts {
+        in_flight,
+        total,
+        cap,
+        pools,
+        wanted: 0,
+    }
+}
+
+#[test]
+fn opt_in() {
+    // 0, or a cap not above maxactive: C's fixed pool.
+    assert_eq!(grow_cap(10, 0), Ok(None));
+    assert_eq!(grow_cap(10, 10), Ok(None));
+    assert_eq!(grow_cap(10, 4), Ok(None));
+    assert_eq!(grow_cap(10, 11), Ok(Some(11)));
+    assert_eq!(grow_cap(1, 256), Ok(Some(256)));
+    assert_eq!(grow_cap(10, -1), Err(Errno::EINVAL));
+    assert_eq!(grow_cap(10, 1 << 24), Ok(Some(1 << 24)));
+    assert_eq!(grow_cap(10, (1 << 24) + 1), Err(Errno::EINVAL));
+
+    let s = S::new();
+    let bad = kret(&s, "func_a", 4, -3);
+    assert_eq!(register_kretprobe(&s, bad), Err(Errno::EINVAL));
+    assert_eq!(s.kret(bad).pool_free, None, "no pool left behind");
+    // maxactive <= 0 takes the default, max(10, 2 * 4 CPUs), before the cap is compared.
+    let fixed = kret(&s, "func_a", 0, 10);
+    register_kretprobe(&s, fixed).unwrap();
+    assert!(
+        s.kret(fixed).grow.is_none(),
+        "a cap of 10 over 10 instances does not grow"
+    );
+    let grows = kret(&s, "func_b", 0, 11);
+    register_kretprobe(&s, grows).unwrap();
+    assert_eq!(s.kret(grows).grow.map(|g| (g.total, g.cap)), Some((10, 11)));
+}
+
+#[test]
+fn when_and_by_how_much() {
+    assert_eq!(
+        (low_water(0), low_water(3), low_water(4), low_water(40)),
+        (1, 1, 1, 10)
+    );
+    // Free = total - in_flight against the low-water mark, below the cap.
+    assert!(!should_grow(&counts(0, 8, 64, 0)));
+    assert!(
+        !should_grow(&counts(6, 8, 64, 0)),
+        "2 free of 8: at the mark"
+    );
+    assert!(should_grow(&counts(7, 8, 64, 0)), "1 free of 8");
+    assert!(should_grow(&counts(8, 8, 64, 0)), "empty");
+    assert!(!should_grow(&counts(64, 64, 64, 3)), "at the cap");
+    assert!(
+        !should_grow(&counts(9, 9, 64, GROW_MAX_POOLS)),
+        "no pool left"
+    );
+    let missed = GrowCounts {
+        wanted: 1,
+        ..counts(0, 8, 64, 0)
+    };
+    assert!(
+        should_grow(&missed),
+        "a miss, even with the pool free again"
+    );
+    // The worker's target: in flight plus missed, plus a quarter, within the cap.
+    assert_eq!(grow_target(&counts(8, 8, 64, 0)), 10);
+    assert_eq!(
+        grow_target(&counts(2, 8, 64, 0)),
+        3,
+        "below total: no growth"
+    );
+    let burst = GrowCounts {
+        wanted: 246,
+        ..counts(0, 10, 256, 0)
+    };
+    assert_eq!(grow_target(&burst), 256);
+    // Chunks double the pool, within the cap; the last pool allowed fills it.
+    assert_eq!(next_chunk(&counts(8, 8, 64, 0)), 8);
+    assert_eq!(next_chunk(&counts(32, 32, 40, 2)), 8);
+    assert_eq!(next_chunk(&counts(0, 0, 5, 0)), 1);
+    assert_eq!(next_chunk(&counts(9, 9, 1000, GROW_MAX_POOLS - 1)), 991);
+    assert_eq!(next_chunk(&counts(9, 9, 1000, GROW_MAX_POOLS)), 0);
+}
+
+#[test]
+fn any_cap_is_reached_within_the_pools_allowed() {
+    for (maxactive, cap) in [
+        (1, 2),
+        (1, 3),
+        (10, 11),
+        (1, 1 << 20),
+        (1, OBJPOOL_NR_OBJECT_MAX),
+        (8, 256),
+        (3, 1000),
+    ] {
+        let mut c = counts(maxactive, maxactive, cap, 0);
+        while should_grow(&c) {
+            let n = next_chunk(&c);
+            assert!(n > 0 && n <= OBJPOOL_NR_OBJECT_MAX);
+            c.total += n;
+            c.pools += 1;
+            c.in_flight = c.total;
+        }
+        assert_eq!(c.total, cap, "maxactive {maxactive}, cap {cap}");
+        assert!(c.pools <= GROW_MAX_POOLS);
+    }
+}
+
+/// `n` calls enter the probed function and sleep there, then all return. Returns the misses of
+/// the wave.
+fn wave(s: &S, rp: Pid, n: u32) -> i64 {
+    let before = s.kret(rp).nmissed;
+    let addr = s.sym(if s.kret(rp).grow_max > 0 {
+        "func_b"
+    } else {
+        "func_a"
+    });
+    for _ in 0..n {
+        s.hit(addr);
+    }
+    let missed = s.kret(rp).nmissed - before;
+    while s.kret(rp).hooked > 0 {
+        s.function_returns(rp);
+    }
+    missed
+}
+
+#[test]
+fn sleepers_in_waves() {
+    let s = S::new();
+    let fixed = kret(&s, "func_a", 0, 0);
+    let grows = kret(&s, "func_b", 0, 256);
+    register_kretprobe(&s, fixed).unwrap();
+    register_kretprobe(&s, grows).unwrap();
+    let mut fixed_missed = Vec::new();
+    let mut grow_missed = Vec::new();
+    for _ in 0..4 {
+        fixed_missed.push(wave(&s, fixed, 256));
+        grow_missed.push(wave(&s, grows, 256));
+        // The worker runs between waves (a slow worker: the worst case for the first wave).
+        s.run_grow_worker(fixed);
+        s.run_grow_worker(grows);
+    }
+    // C's fixed pool: 10 instances, 246 misses a wave; the kick is never asked for.
+    assert_eq!(fixed_missed, [246; 4]);
+    assert!(s.kret(fixed).grow.is_none());
+    // The growing pool misses in the first wave only, and stops at the cap.
+    assert_eq!(grow_missed, [246, 0, 0, 0]);
+    let g = s.kret(grows).grow.unwrap();
+    assert_eq!((g.total, g.cap, g.in_flight), (256, 256, 0));
+    assert!(g.pools <= GROW_MAX_POOLS);
+    // Every extra pool goes at unregistration, with the first one.
+    unregister_kretprobe(&s, grows);
+    let g = s.kret(grows).grow.unwrap();
+    assert_eq!(g.pools_freed, g.pools);
+    assert_eq!(s.kret(grows).pool_free, None);
+}
+
+#[test]
+fn grows_ahead_of_the_misses() {
+    // A worker that runs as soon as it is kicked keeps ahead: no miss at all.
+    let s = S::new();
+    let rp = kret(&s, "func_b", 4, 64);
+    register_kretprobe(&s, rp).unwrap();
+    let addr = s.sym("func_b");
+    for _ in 0..64 {
+        s.hit(addr);
+        s.run_grow_worker(rp);
+    }
+    assert_eq!(s.kret(rp).nmissed, 0);
+    assert_eq!(s.kret(rp).hooked, 64);
+    // Beyond the cap the pool misses as a fixed one does, and asks for nothing more.
+    let kicks = s.kret(rp).grow.unwrap().kicks;
+    s.hit(addr);
+    s.run_grow_worker(rp);
+    assert_eq!(s.kret(rp).nmissed, 1);
+    let g = s.kret(rp).grow.unwrap();
+    assert_eq!((g.total, g.kicks), (64, kicks));
+    // Unregistered with every call in flight: no more pools, and none is added after.
+    unregister_kretprobe(&s, rp);
+    rkprobes_core::kretprobe::grow_work(&s, rp);
+    assert_eq!(s.kret(rp).grow.unwrap().total, 64);
+}
+
+#[test]
+fn an_entry_handler_refusing_gives_the_instance_back() {
+    let s = S::new();
+    let p = s.new_probe(0, Some("func_c"), 0);
+    s.make_kretprobe(
+        p,
+        KretRec {
+            maxactive: 2,
+            grow_max: 8,
+            entry: Some(1),
+            ..Default::default()
+        },
+    );
+    register_kretprobe(&s, p).unwrap();
+    for _ in 0..5 {
+        s.hit(s.sym("func_c"));
+    }
+    let g = s.kret(p).grow.unwrap();
+    assert_eq!((g.in_flight, g.kicks, s.kret(p).nmissed), (0, 0, 0));
+}
