@@ -233,3 +233,100 @@ fn an_entry_handler_refusing_gives_the_instance_back() {
     let g = s.kret(p).grow.unwrap();
     assert_eq!((g.in_flight, g.kicks, s.kret(p).nmissed), (0, 0, 0));
 }
+
+mod random {
+    //! Random entries, returns and worker runs on a fixed and a growing kretprobe side by side.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        /// Calls that enter the probed functions and sleep there.
+        Enter(u32),
+        /// Calls that return (the oldest first; as many as are in flight at most).
+        Return(u32),
+        /// The growing pool's worker runs, if kicked.
+        Worker,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (1u32..40).prop_map(Op::Enter),
+            (1u32..40).prop_map(Op::Return),
+            Just(Op::Worker),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// The fixed pool (grow_max 0) behaves as C's; the growing one never misses more, never
+        /// exceeds its cap or 16 extra pools, never shrinks, misses only when every instance is
+        /// out, and after the worker ran holds what was in flight and missed since, up to the
+        /// cap.
+        #[test]
+        fn growing_never_worse_than_fixed(maxactive in 1i32..12, extra in 1i32..200,
+                                          ops in prop::collection::vec(op(), 1..60)) {
+            let s = S::new();
+            let fixed = kret(&s, "func_a", maxactive, 0);
+            let grows = kret(&s, "func_b", maxactive, maxactive + extra);
+            register_kretprobe(&s, fixed).unwrap();
+            register_kretprobe(&s, grows).unwrap();
+            let cap = u32::try_from(maxactive + extra).unwrap();
+            // C's model of the fixed pool: free instances and misses.
+            let (mut free, mut c_missed) = (u32::try_from(maxactive).unwrap(), 0i64);
+            let mut total = u32::try_from(maxactive).unwrap();
+            for op in ops {
+                match op {
+                    Op::Enter(n) => {
+                        for _ in 0..n {
+                            let before = s.kret(grows);
+                            s.hit(s.sym("func_a"));
+                            s.hit(s.sym("func_b"));
+                            if free == 0 {
+                                c_missed += 1;
+                            } else {
+                                free -= 1;
+                            }
+                            let after = s.kret(grows);
+                            if after.nmissed > before.nmissed {
+                                prop_assert_eq!(before.pool_free, Some(0), "a miss with free instances");
+                            }
+                        }
+                    }
+                    Op::Return(n) => {
+                        for _ in 0..n {
+                            if s.kret(fixed).hooked > 0 {
+                                s.function_returns(fixed);
+                                free += 1;
+                            }
+                            if s.kret(grows).hooked > 0 {
+                                s.function_returns(grows);
+                            }
+                        }
+                    }
+                    Op::Worker => {
+                        let g = s.kret(grows).grow.unwrap();
+                        let demand = g.in_flight + g.wanted;
+                        let kicked = g.kicked;
+                        s.run_grow_worker(fixed);
+                        s.run_grow_worker(grows);
+                        let g = s.kret(grows).grow.unwrap();
+                        if kicked {
+                            prop_assert!(g.total >= demand.min(cap), "the worker fell short of the demand");
+                            prop_assert_eq!(g.wanted, 0);
+                        }
+                    }
+                }
+                let g = s.kret(grows).grow.unwrap();
+                prop_assert!(g.total >= total, "the pool shrank");
+                total = g.total;
+                prop_assert!(g.total <= cap && g.pools <= GROW_MAX_POOLS);
+                prop_assert_eq!(s.kret(fixed).nmissed, c_missed, "the fixed pool is not C's");
+                prop_assert!(s.kret(fixed).grow.is_none());
+                prop_assert!(s.kret(grows).nmissed <= s.kret(fixed).nmissed);
+            }
+        }
+    }
+}
