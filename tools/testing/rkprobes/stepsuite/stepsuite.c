@@ -14,6 +14,7 @@
  */
 #include <kunit/test.h>
 #include <linux/kprobes.h>
+#include <linux/slab.h>
 
 #include "stepsuite.h"
 
@@ -83,28 +84,38 @@ static void ss_probed(struct kunit *test, const struct ss_site *s, bool post,
 	const char *mode = post ? "pre+post" : "pre";
 	const void *probe = ss_site_table[s->idx].probe;
 	unsigned int i, run, expected;
-	struct kprobe kp = {
-		.addr = (kprobe_opcode_t *)probe,
-		.pre_handler = ss_pre,
-		.post_handler = post ? ss_post : NULL,
-	};
 	struct ss_regs got;
 	unsigned long mem;
+	struct kprobe *kp;
 	char key[64];
 	int ret;
 
+	/*
+	 * Not on the stack, and not freed by KUnit: a site that oopses kills
+	 * this thread with the probe registered, and the probe must stay valid
+	 * memory that no later case's kprobe can share an address with (a
+	 * stack one was, and the next case got -EINVAL from register_kprobe()).
+	 */
+	kp = kzalloc(sizeof(*kp), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, kp);
+	kp->addr = (kprobe_opcode_t *)probe;
+	kp->pre_handler = ss_pre;
+	kp->post_handler = post ? ss_post : NULL;
+
 	snprintf(key, sizeof(key), "%s.%s", s->name, mode);
-	ret = register_kprobe(&kp);
+	ret = register_kprobe(kp);
 	if (s->refused) {
 		KUNIT_EXPECT_EQ_MSG(test, ret, s->refused, "%s: register_kprobe refused", key);
 		SS_NOTE(test, key, "register_kprobe %d", ret);
 		if (!ret)
-			unregister_kprobe(&kp);
+			unregister_kprobe(kp);
+		kfree(kp);
 		return;
 	}
 	KUNIT_EXPECT_EQ_MSG(test, ret, 0, "%s: register_kprobe", key);
 	if (ret) {
 		SS_NOTE(test, key, "register_kprobe %d", ret);
+		kfree(kp);
 		return;
 	}
 	atomic_set(&ss_pre_hits, 0);
@@ -116,7 +127,8 @@ static void ss_probed(struct kunit *test, const struct ss_site *s, bool post,
 			ss_compare(test, s, mode, i, &got, mem, &want[i], want_mem[i], flags_mask);
 		}
 	}
-	unregister_kprobe(&kp);
+	unregister_kprobe(kp);
+	kfree(kp);
 	expected = s->ninputs * SS_RUNS;
 	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&ss_pre_hits), expected, "%s: pre_handler runs", key);
 	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&ss_post_hits), post ? expected : 0,
