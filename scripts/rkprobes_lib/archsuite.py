@@ -11,14 +11,15 @@ emulate or simulate, single-step, boost, optimize or refuse) unprobed, then prob
 pre_handler and with pre and post handlers (and on x86 optimized where the kernel optimizes it), and
 expects the same registers, flags and memory, and one handler run per execution; a refused site
 expects register_kprobe()'s errno. On x86, case xs_optimizable prints which sites were optimized;
-the result row names them.
+the result row names them. Cases that fail for a cause outside kprobes (EXPECTED_FAILURES) are
+expected failures there, printed and counted as XFAIL.
 """
 
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import common, kbuild, ktapsuite
+from . import common, kbuild, ktapsuite, qemu
 from .common import Failure
 
 TESTING = common.REPO / "tools" / "testing" / "rkprobes"
@@ -53,6 +54,25 @@ class Suite:
 
 
 STEPSUITE = TESTING / "stepsuite"
+
+# Cases that fail on every implementation, C's included, for a cause outside kprobes, and only
+# where that cause holds: (arch, QEMU accelerator) -> (cases, why). Each is an expected failure
+# (XFAIL): it still runs, its reason is printed in every run, and it is counted apart from the
+# passes and the skips; one that passes is an UNEXPECTED PASS and fails its row (the cause may be
+# gone: take the case off).
+S390_PER_BRANCH = ("sz_brc", "sz_brcl", "sz_brct", "sz_cgrj", "sz_bcr", "sz_bc", "sz_cgrb")
+EXPECTED_FAILURES = {
+    ("s390", "tcg"): (S390_PER_BRANCH,
+                      "QEMU TCG raises the PER instruction-fetch event of a stepped conditional "
+                      "branch one instruction late, so the step resumes past where it should, on "
+                      "C as on Rust (docs/findings/qemu-s390x-per-late-after-branch.md)"),
+}
+
+
+def expected_failures(arch):
+    """{ case: why } of the cases of `arch`'s suite expected to fail under this QEMU."""
+    cases, why = EXPECTED_FAILURES.get((arch, qemu.accelerator(arch)), ((), None))
+    return {c: f"{why}; {qemu.version(arch)}" for c in cases}
 
 
 def step_suite(arch_label, short):
@@ -99,8 +119,15 @@ def run(res, suite, arch, impl, timeout):
     extra = ""
     if arch == "x86_64":
         extra = f"; optimized: {seen.get('xs_optimizable.optimized', '(not printed)')}"
-    passed, failed, skipped, note = ktapsuite.summarize(b, cases, suite.modules[-1], suite.marker, extra)
-    res.add(name, passed, failed, skipped, note)
+    expected = expected_failures(arch)
+    unknown = sorted(set(expected) - set(cases))
+    if unknown:
+        res.add(name, failed=1, note=f"archsuite.py expects failures of cases {suite.source} does not have: "
+                f"{', '.join(unknown)}")
+        return seen
+    passed, failed, skipped, xfailed, note = ktapsuite.summarize(b, cases, suite.modules[-1], suite.marker,
+                                                                 extra, expected)
+    res.add(name, passed, failed, skipped, note, xfail=xfailed)
     return seen
 
 

@@ -10,9 +10,10 @@ C's (conformance.py), and upstream's ftrace kselftests of kprobes
 (archsuite.py).
 
 Every step runs even when an earlier one failed; the summary lists each step
-and the run ends with one line `N passed, N failed, N skipped`, counting
+and the run ends with one line `N passed, N failed, N skipped, N xfail`, counting
 test cases (cargo tests, KUnit cases) and single checks (clippy, fmt, the
-decoder's differential run).
+decoder's differential run); skipped and xfail only when not 0 (xfail: the arch
+suites' expected failures, archsuite.EXPECTED_FAILURES).
 """
 
 import json
@@ -90,18 +91,22 @@ def _check_shard(args):
 
 class Results:
     def __init__(self):
-        self.rows = []  # (status, name, passed, failed, skipped, note)
+        self.rows = []  # (status, name, passed, failed, skipped, xfail, note)
 
-    def add(self, name, passed=0, failed=0, skipped=0, note=""):
-        status = "FAIL" if failed else ("SKIP" if skipped and not passed else "PASS")
-        self.rows.append((status, name, passed, failed, skipped, note))
+    def add(self, name, passed=0, failed=0, skipped=0, note="", xfail=0):
+        """One row. `xfail`: cases that failed as expected (archsuite.EXPECTED_FAILURES), counted
+        apart: neither passed, nor failed, nor skipped."""
+        status = "FAIL" if failed else ("SKIP" if skipped and not passed and not xfail else "PASS")
+        self.rows.append((status, name, passed, failed, skipped, xfail, note))
         if status == "SKIP":
             print(f"\n*** SKIPPED: {name}: {note} ***\n", flush=True)
         elif status == "FAIL":
             print(f"\n*** FAILED: {name}: {note} ***\n", flush=True)
+        elif xfail:
+            print(f"\n*** EXPECTED FAILURES (XFAIL): {name}: {note} ***\n", flush=True)
 
     def totals(self):
-        return tuple(sum(r[i] for r in self.rows) for i in (2, 3, 4))
+        return tuple(sum(r[i] for r in self.rows) for i in (2, 3, 4, 5))
 
 
 def _cargo(args, label, log):
@@ -472,14 +477,18 @@ def stress_short(res, arch, impls, leave_out):
 
 def _summary(res):
     banner("summary")
-    for status, name, p, f, s, note in res.rows:
-        counts = f"{p} passed, {f} failed" + (f", {s} skipped" if s else "")
+    for status, name, p, f, s, x, note in res.rows:
+        counts = _counts(p, f, s, x)
         print(f"  {status:4}  {name} ({counts})")
-        if status != "PASS" and note:
-            for ln in note.splitlines()[:12]:
+        if (status != "PASS" or x) and note:
+            for ln in note.splitlines()[:12 + x]:
                 print(f"          {ln}")
         elif note and status == "PASS":
             print(f"          {note.splitlines()[0]}")
-    p, f, s = res.totals()
-    print(f"{p} passed, {f} failed" + (f", {s} skipped" if s else ""), flush=True)
-    return 1 if f else 0
+    print(_counts(*res.totals()), flush=True)
+    return 1 if res.totals()[1] else 0
+
+
+def _counts(passed, failed, skipped, xfail):
+    return (f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "")
+            + (f", {xfail} xfail" if xfail else ""))

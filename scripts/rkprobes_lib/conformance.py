@@ -167,7 +167,7 @@ def run(res, arch, impl, timeout):
     status, lines, text, bdir = b.status, b.lines, b.text, b.bdir
     skips = ktapsuite.skip_reasons(lines)
     skipped_names = [c for c in cases if status.get(c) == "SKIP"]
-    passed, failed, skipped, note = ktapsuite.summarize(
+    passed, failed, skipped, _, note = ktapsuite.summarize(
         b, cases, "rkprobes_conformance.ko", "RKC",
         f" ({', '.join(skipped_names)})" if skipped_names else "")
     script = transcript(lines)

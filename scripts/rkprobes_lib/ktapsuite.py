@@ -99,14 +99,26 @@ def boot(arch, impl, suite, stem, marker, init, build_modules, append, timeout, 
                 boot_error)
 
 
-def summarize(b, cases, module, marker, head):
-    """(passed, failed, skipped, note) of boot `b` against the expected `cases`; `head` starts
-    the note after the case counts. The init prints `<marker>-INSMOD <exit code>`."""
+# What `kunit.py parse` calls a case that ran and failed: a failed expectation, or a crash.
+FAILED = ("FAIL", "ERROR")
+
+
+def summarize(b, cases, module, marker, head, expected=None):
+    """(passed, failed, skipped, xfailed, note) of boot `b` against the expected `cases`; `head`
+    starts the note after the case counts. The init prints `<marker>-INSMOD <exit code>`.
+
+    `expected` maps the cases expected to fail to why: one that ran and failed is an XFAIL,
+    neither passed nor failed nor skipped; one that passes is an UNEXPECTED PASS and fails."""
     status = b.status
-    passed = sum(1 for c in cases if status.get(c) == "PASS")
+    expected = expected or {}
+    xfails = [c for c in cases if c in expected and status.get(c) in FAILED]
+    upasses = [c for c in cases if c in expected and status.get(c) == "PASS"]
+    passed = sum(1 for c in cases if status.get(c) == "PASS") - len(upasses)
     skipped = sum(1 for c in cases if status.get(c) == "SKIP")
-    failed = len(cases) - passed - skipped
-    note = f"{passed}/{len(cases)} cases passed, {skipped} skipped{head} (console: {b.log})"
+    failed = len(cases) - passed - skipped - len(xfails)
+    note = (f"{passed}/{len(cases)} cases passed, {skipped} skipped"
+            + (f", {len(xfails)} expected failures (XFAIL)" if xfails else "")
+            + f"{head} (console: {b.log})")
     if b.boot_error:
         failed = max(failed, 1)
         note = "the boot did not finish: " + b.boot_error + "\n" + note
@@ -117,14 +129,23 @@ def summarize(b, cases, module, marker, head):
     skips = skip_reasons(b.lines)
     for c in cases:
         st = status.get(c, "DID NOT RUN")
-        if st == "SKIP":
+        if c in upasses:
+            note += (f"\n  UNEXPECTED PASS: {c}: it was expected to fail ({expected[c]}); if that "
+                     "cause is gone, take the case off the expected failures")
+        elif c in xfails:
+            note += f"\n  XFAIL: {c} ({st})"
+        elif st == "SKIP":
             note += f"\n  SKIP: {c}: {skips.get(c, '')}"
         elif st != "PASS":
             note += f"\n  {st}: {c}"
+    reasons = sorted({expected[c] for c in xfails})
+    for why in reasons:
+        note += f"\n  XFAIL reason: {why}"
     # KUnit prints a failed expectation as a header line and the values and message below it.
     lines = b.lines
     failures = [" / ".join(x.strip() for x in lines[i:i + 5])
                 for i, ln in enumerate(lines) if re.search(r"(ASSERTION|EXPECTATION) FAILED", ln)]
-    for ln in failures[:20]:
-        note += f"\n    {ln}"
-    return passed, failed, skipped, note
+    if failed:
+        for ln in failures[:20]:
+            note += f"\n    {ln}"
+    return passed, failed, skipped, len(xfails), note

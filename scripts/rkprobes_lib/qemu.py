@@ -20,6 +20,25 @@ def qemu_command(arch, bdir, append, initrd=None, extra=()):
     return cmd
 
 
+def accelerator(arch):
+    """The accelerator `qemu_command()` boots `arch` with: "kvm" if its arguments ask for it,
+    else QEMU's default for a guest of another arch than the host's, "tcg"."""
+    args = common.ARCHES[arch].qemu_args
+    if "-enable-kvm" in args or any(a in ("-accel", "-machine") and "kvm" in b for a, b in zip(args, args[1:])):
+        return "kvm"
+    return "tcg"
+
+
+def version(arch):
+    """The first line `<qemu> --version` of `arch` prints, or why there is none."""
+    try:
+        out = subprocess.run([common.ARCHES[arch].qemu, "--version"], capture_output=True, text=True,
+                             check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        return f"{common.ARCHES[arch].qemu} --version failed: {e}"
+    return out.splitlines()[0] if out else f"{common.ARCHES[arch].qemu} --version printed nothing"
+
+
 # Seconds between two heartbeat lines while a guest runs.
 HEARTBEAT = 30
 # Console lines that say which test or step the guest is in: (regex, how to name it).
