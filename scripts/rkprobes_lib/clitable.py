@@ -52,7 +52,7 @@ CASES = [
     ("profile --arch riscv", 2, "valid values: x86_64"),
     ("profile --warmup --bench-sequence", 2, "do not go together"),
     ("profile --scope everything", 2, "valid values: core, kernel"),
-    ("stress --arch riscv", 2, "valid values: x86_64, arm64, loongarch"),
+    ("stress --arch riscv", 2, "valid values: x86_64, arm64, ppc64, s390, loongarch"),
     ("stress --arch loongarch", 2, "only --scenario ftrace-aggr runs there"),
     ("stress --debug kasan --config bench", 2, "do not go together"),
     ("stress --race --debug kasan", 2, "do not go together"),
