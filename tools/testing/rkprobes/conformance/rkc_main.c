@@ -100,6 +100,12 @@
  *	probeable again.
  * rkc_kprobe_events - tracefs p: and r: kprobe events: defined (list shows
  *	[DISABLED]), enabled, fired with their fetch args, removed.
+ * rkc_optimized_kernel_text - powerpc optimizes only kernel text, so there
+ *	rkc_optimized is skipped and this case probes vmlinux: the first offset
+ *	of vfs_read from +8 (past the ELFv2 TOC setup) that the optimizer takes
+ *	(an instruction it can emulate without memory) shows [OPTIMIZED], its
+ *	handler runs on a read() through the detour, and the sysctl takes
+ *	[OPTIMIZED] off and puts it back. The same offset on C and Rust.
  * rkc_optprobe_blocked_retry - upstream fix f76d1c41b609 (in both cores): an
  *	optimized probe B, a probe P under B's jump (B goes back to int3 and is
  *	blocked, P is optimized), P unregistered: B is optimized again once the
@@ -1626,6 +1632,63 @@ static void rkc_optimizer_off(void *test)
 	rkc_write(test, RKC_OPT_SYSCTL, "0");
 }
 
+/* Offsets of vfs_read tried, and how long each may take to be optimized. */
+#define RKC_KOPT_FIRST	8
+#define RKC_KOPT_LAST	64
+#define RKC_KOPT_SECS	30
+
+static void rkc_optimized_kernel_text(struct kunit *test)
+{
+	struct rkc_kp *o = NULL;
+	unsigned int off;
+	char *lo, *lopt;
+	void *addr;
+	int hits;
+
+	if (!IS_ENABLED(CONFIG_OPTPROBES))
+		kunit_skip(test, "CONFIG_OPTPROBES is off: no [OPTIMIZED] probes on this kernel");
+	if (!IS_ENABLED(CONFIG_PPC64))
+		kunit_skip(test, "rkc_optimized covers this arch on this module's text; only powerpc needs a probe in vmlinux");
+	RKC_EXPECT_STR(test, "sysctl.initial", rkc_read_trim(test, RKC_OPT_SYSCTL), "0");
+	RKC_EXPECT_INT(test, "sysctl_1.write", rkc_write(test, RKC_OPT_SYSCTL, "1"), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rkc_optimizer_off, test), 0);
+	for (off = RKC_KOPT_FIRST; off <= RKC_KOPT_LAST; off += 4) {
+		o = rkc_kp_new(test, "vfs_read", NULL, off, false);
+		if (rkc_reg_kp(test, &o->kp) == 0) {
+			if (rkc_wait_list(test, o->kp.addr, "[OPTIMIZED]", true, RKC_KOPT_SECS))
+				break;
+			rkc_unreg_kp(test, &o->kp);
+		}
+		o = NULL;
+	}
+	KUNIT_ASSERT_NOT_NULL_MSG(test, o, "no probe on vfs_read+%d..+%d was optimized",
+				  RKC_KOPT_FIRST, RKC_KOPT_LAST);
+	RKC_NOTE(test, "optimized.offset", "%u", off);
+	addr = o->kp.addr;
+	lo = rkc_list_line(test, "k", "vfs_read", off, NULL, "");
+	lopt = rkc_list_line(test, "k", "vfs_read", off, NULL, "[OPTIMIZED]");
+	RKC_LIST(test, "optimized.list", addr, lopt);
+
+	/* A read() of the shell's cat goes through the detour. */
+	hits = o->pre;
+	RKC_EXPECT_INT(test, "optimized.read", rkc_sh(test, "cat /proc/version > /dev/null"), 0);
+	RKC_EXPECT_INT(test, "optimized.read_hit", o->pre > hits, 1);
+	RKC_LIST(test, "optimized_after_hits.list", addr, lopt);
+
+	RKC_EXPECT_INT(test, "sysctl_0.write", rkc_write(test, RKC_OPT_SYSCTL, "0"), 0);
+	RKC_LIST(test, "sysctl_0.list", addr, lo);
+	hits = o->pre;
+	RKC_EXPECT_INT(test, "sysctl_0.read", rkc_sh(test, "cat /proc/version > /dev/null"), 0);
+	RKC_EXPECT_INT(test, "sysctl_0.read_hit", o->pre > hits, 1);
+
+	RKC_EXPECT_INT(test, "sysctl_1_again.write", rkc_write(test, RKC_OPT_SYSCTL, "1"), 0);
+	RKC_EXPECT_INT(test, "sysctl_1_again.optimized_within_30s",
+		       rkc_wait_list(test, addr, "[OPTIMIZED]", true, RKC_KOPT_SECS), 1);
+	RKC_LIST(test, "sysctl_1_again.list", addr, lopt);
+	rkc_unreg_kp(test, &o->kp);
+	RKC_LIST(test, "unregistered.list", addr, "");
+}
+
 static void rkc_optprobe_blocked_retry(struct kunit *test)
 {
 	int off = rkc_optblock_offset(rkc_f_optblock);
@@ -2288,6 +2351,7 @@ static struct kunit_case rkc_cases[] = {
 	KUNIT_CASE(rkc_module_gone),
 	KUNIT_CASE(rkc_kprobe_events),
 	KUNIT_CASE(rkc_core_traceable),
+	KUNIT_CASE(rkc_optimized_kernel_text),
 	KUNIT_CASE(rkc_optprobe_blocked_retry),
 	KUNIT_CASE(rkc_blacklist_inside_symbol),
 	KUNIT_CASE(rkc_optimize_from_freeing),
