@@ -105,8 +105,8 @@ FTRACE_AGGR_ARCHES = ("x86_64", "arm64", "loongarch")
 # stress's rks_opt_target is: the sysctl is toggled as elsewhere, the [OPTIMIZED] check is
 # skipped, loudly, with why.
 MODULE_TEXT_NOT_OPTIMIZED = {
-    "ppc64": "powerpc 6.12 optimizes no probe in module text (can_optimize() in its optprobes.c refuses "
-             "every address outside the kernel), on C as on Rust",
+    "ppc64": "powerpc 6.12 optimizes no probe in module text: its detour buffers (optinsn_slot) are in kernel "
+             "text, out of a branch's 32 MiB reach from module addresses (0xc008...), on C as on Rust",
 }
 # The configurations the stress can boot (both have CONFIG_SMP; see the module docstring), and
 # the one `rkprobes stress` builds by default.
