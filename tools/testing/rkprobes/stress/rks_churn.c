@@ -255,7 +255,7 @@ static noinline notrace int rks_exit_target(int depth, bool exit_inside)
 
 	atomic_long_inc(&rks_exit_calls);
 	if (depth > 0) {
-		ret = rks_exit_target(depth - 1, exit_inside);
+		ret = RKS_VIA_PTR(rks_exit_target)(depth - 1, exit_inside);
 		/* Hides the result, so that the recursion is not made a loop. */
 		asm volatile("" : "+r" (ret));
 	} else if (exit_inside) {
@@ -270,7 +270,7 @@ static noinline notrace int rks_exit_target(int depth, bool exit_inside)
 
 static int rks_exiter_fn(void *arg)
 {
-	rks_exit_target(get_random_u32_below(3), true);
+	RKS_VIA_PTR(rks_exit_target)(get_random_u32_below(3), true);
 	/* Not reached: the task exits inside rks_exit_target(). */
 	return 0;
 }
@@ -390,7 +390,7 @@ static bool rks_exit_pool_full(int *tries)
 		entries = atomic_long_read(&rks_exit_entries);
 		returns = atomic_long_read(&rks_exit_returns);
 		missed = rks_exit_rp.nmissed;
-		rks_exit_target(RKS_EXIT_MAXACTIVE - 1, false);
+		RKS_VIA_PTR(rks_exit_target)(RKS_EXIT_MAXACTIVE - 1, false);
 		if (atomic_long_read(&rks_exit_entries) - entries == RKS_EXIT_MAXACTIVE &&
 		    atomic_long_read(&rks_exit_returns) - returns == RKS_EXIT_MAXACTIVE &&
 		    rks_exit_rp.nmissed == missed)

@@ -6,7 +6,22 @@
 #ifndef RKS_CHURN_H
 #define RKS_CHURN_H
 
+#include <linux/compiler.h>
 #include <linux/types.h>
+
+/*
+ * @fn, through a pointer the compiler cannot see through on ppc64, where a
+ * module function that sets up its TOC opens with the large code model's
+ * global entry (ld r2,-8(r12)), which 6.12's ppc_function_entry() does not
+ * step over: a probe on its symbol sits there, and direct calls in the
+ * module take the local entry past it, on C as on Rust
+ * (docs/findings/ppc64-module-global-entry.md). Elsewhere @fn itself.
+ */
+#ifdef CONFIG_PPC64
+#define RKS_VIA_PTR(fn)	({ typeof(&(fn)) __fn = (fn); OPTIMIZER_HIDE_VAR(__fn); __fn; })
+#else
+#define RKS_VIA_PTR(fn)	(fn)
+#endif
 
 /* Calls of each of its functions that rks_target makes in its init. */
 #define RKS_TGT_INIT_CALLS	20

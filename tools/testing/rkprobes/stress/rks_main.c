@@ -187,7 +187,7 @@ static void rks_call(int f)
 		rks_opt_target();
 		break;
 	case RKS_T_FTRACE:
-		rks_ftrace_target();
+		RKS_VIA_PTR(rks_ftrace_target)();
 		break;
 	default:
 		rks_fill_funcs[f - RKS_NR_TARGETS]();
