@@ -49,7 +49,9 @@ impl KretprobeStore for Kernel {
     }
     #[inline(always)]
     fn inc_kretprobe_nmissed(&self, rp: Krp) {
-        // SAFETY: `rp` is live, so its `nmissed` is valid for the call.
+        // SAFETY: `rp` is live, so its `nmissed` is valid and aligned for the call; every other
+        // access that can race with it is this atomic add or a READ_ONCE read (`inc_nmissed`'s
+        // `# Safety`: the core resets it only while the probe is not armed).
         unsafe { super::nmissed::inc_kretprobe_nmissed(addr_of_mut!((*rp.as_ptr()).nmissed)) };
     }
     fn set_kretprobe_handlers(&self, rp: Krp) {

@@ -218,7 +218,9 @@ impl ProbeStore for Kernel {
     }
     #[inline(always)]
     fn inc_nmissed(&self, p: Kp) {
-        // SAFETY: `p` is live, so its `nmissed` is valid for the call.
+        // SAFETY: `p` is live, so its `nmissed` is valid and aligned for the call; every other
+        // access that can race with it is this atomic add or a READ_ONCE read (`inc_nmissed`'s
+        // `# Safety`: the core resets it only while the probe is not armed).
         unsafe { super::nmissed::inc_nmissed(addr_of_mut!((*p.as_ptr()).nmissed)) };
     }
     fn reset_nmissed(&self, p: Kp) {
