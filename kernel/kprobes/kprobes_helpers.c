@@ -187,9 +187,18 @@ DEFINE_MUTEX(kprobe_mutex);
  * (an RCU read of each ->next, as hlist_for_each_entry_rcu), without a call per node.
  */
 struct hlist_head rkp_kprobe_table[1 << KPROBE_HASH_BITS];
-static LIST_HEAD(optimizing_list);
-static LIST_HEAD(unoptimizing_list);
-static LIST_HEAD(freeing_list);
+#ifdef CONFIG_OPTPROBES
+/*
+ * The optimizer's queues (optimizing, unoptimizing, freeing), in the order of
+ * the Rust core's queue ids. Not static: the Rust core links an aggregate into
+ * one inline, as C's list_add() is, where the list is not hardened.
+ */
+struct list_head rkp_opt_queues[3] = {
+	LIST_HEAD_INIT(rkp_opt_queues[0]),
+	LIST_HEAD_INIT(rkp_opt_queues[1]),
+	LIST_HEAD_INIT(rkp_opt_queues[2]),
+};
+#endif
 
 #ifdef CONFIG_PREEMPT_COUNT
 /* Without a preempt count both are barrier(), which the Rust core emits itself. */
@@ -242,7 +251,7 @@ static struct optimized_kprobe *to_op(struct kprobe *ap)
 
 static struct list_head *rkp_queue(int q)
 {
-	return q == 0 ? &optimizing_list : q == 1 ? &unoptimizing_list : &freeing_list;
+	return &rkp_opt_queues[q];
 }
 
 void rkp_queue_add(struct kprobe *ap, int q)
@@ -289,12 +298,12 @@ struct kprobe *rkp_queue_next(int q, struct kprobe *ap)
 /* The C arch's list-based hooks; a Rust arch walks the queues itself. */
 void rkp_arch_optimize_kprobes(void)
 {
-	arch_optimize_kprobes(&optimizing_list);
+	arch_optimize_kprobes(&rkp_opt_queues[0]);
 }
 
 void rkp_arch_unoptimize_kprobes(void)
 {
-	arch_unoptimize_kprobes(&unoptimizing_list, &freeing_list);
+	arch_unoptimize_kprobes(&rkp_opt_queues[1], &rkp_opt_queues[2]);
 }
 #endif
 

@@ -97,6 +97,7 @@ void rkp_insn_page_add(struct kprobe_insn_cache *c, struct list_head *list, void
 void rkp_insn_page_remove(struct kprobe_insn_cache *c, struct list_head *list, void *insns);
 
 #ifdef CONFIG_OPTPROBES
+extern struct list_head rkp_opt_queues[3];
 void rkp_queue_add(struct kprobe *ap, int q);
 void rkp_queue_del_init(struct kprobe *ap);
 void rkp_queue_move(struct kprobe *ap, int q);

@@ -95,9 +95,15 @@ pub(super) use kernel::bindings::rkp_warn_kretprobe_rethook_handler;
 
 #[cfg(CONFIG_OPTPROBES)]
 pub(super) use kernel::bindings::{
-    rkp_flush_kprobe_optimizer, rkp_kick_kprobe_optimizer, rkp_queue_add, rkp_queue_contains,
-    rkp_queue_del_init, rkp_queue_empty, rkp_queue_move, rkp_queue_next,
+    rkp_flush_kprobe_optimizer, rkp_kick_kprobe_optimizer, rkp_queue_contains, rkp_queue_del_init,
+    rkp_queue_empty, rkp_queue_move, rkp_queue_next,
 };
+
+// The queue add is inline, or with hardened lists through C's checked `list_add()`.
+#[cfg(all(CONFIG_OPTPROBES, not(CONFIG_LIST_HARDENED)))]
+pub(super) use kernel::bindings::rkp_opt_queues;
+#[cfg(all(CONFIG_OPTPROBES, CONFIG_LIST_HARDENED))]
+pub(super) use kernel::bindings::rkp_queue_add;
 
 // The C arch's list-based optimize hooks (a Rust arch walks the queues itself).
 #[cfg(all(CONFIG_OPTPROBES, not(CONFIG_KPROBES_RUST_ARCH)))]

@@ -131,6 +131,26 @@ pub(super) unsafe fn list_add_rcu(new: *mut list_head, head: *mut list_head) {
     }
 }
 
+/// `list_add(new, head)`: `new` right after `head`, for lists no reader walks without the
+/// writers' lock (C's plain stores: `WRITE_ONCE()` only where C has it).
+///
+/// # Safety
+///
+/// `new` is live and unlinked, `head` live and linked (or empty); the caller holds the lock
+/// that serialises every access to the list.
+#[cfg(all(CONFIG_OPTPROBES, not(CONFIG_LIST_HARDENED)))]
+#[inline(always)]
+pub(super) unsafe fn list_add(new: *mut list_head, head: *mut list_head) {
+    // SAFETY: `head` and its successor are live and nothing else touches the list (caller).
+    unsafe {
+        let next = (*head).next;
+        (*next).prev = new;
+        (*new).next = next;
+        (*new).prev = head;
+        ptr::write_volatile(addr_of_mut!((*head).next), new);
+    }
+}
+
 /// `__list_del_entry()` without the checks: the neighbours of `entry` are joined.
 ///
 /// # Safety

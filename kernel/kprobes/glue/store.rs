@@ -437,10 +437,26 @@ impl ProbeStore for Kernel {
     fn op_list_empty(&self, _ap: Aggr<Kp>) -> bool {
         true
     }
-    #[cfg(CONFIG_OPTPROBES)]
+    #[cfg(all(CONFIG_OPTPROBES, CONFIG_LIST_HARDENED))]
     fn queue_add(&self, ap: Aggr<Kp>, q: OptQueue) {
         // SAFETY: kprobe_mutex held; `ap` an optimized_kprobe (an `Aggr`) not on a queue.
         unsafe { rkp_queue_add(ap.kp().as_ptr(), queue_id(q)) };
+    }
+    #[cfg(all(CONFIG_OPTPROBES, not(CONFIG_LIST_HARDENED)))]
+    #[inline(always)]
+    fn queue_add(&self, ap: Aggr<Kp>, q: OptQueue) {
+        // `list_add(&op->list, queue)` inline (C's `list_add()` is).
+        // SAFETY: `ap` is an optimized_kprobe (an `Aggr`, allocated as one with OPTPROBES), so
+        // `to_op` gives a live one and only its member's address is formed; the queue head is
+        // an in-bounds element of the static array (`queue_id` is 0..=2), no reference to the
+        // mutable static is made; `op->list` is on no queue (caller) and the queues are only
+        // touched under kprobe_mutex, which is held.
+        unsafe {
+            let head = addr_of_mut!(rkp_opt_queues)
+                .cast::<bindings::list_head>()
+                .add(queue_id(q) as usize);
+            list::list_add(addr_of_mut!((*to_op(ap)).list), head);
+        }
     }
     #[cfg(not(CONFIG_OPTPROBES))]
     fn queue_add(&self, _ap: Aggr<Kp>, _q: OptQueue) {}
