@@ -26,9 +26,7 @@ goal.
 import bisect
 import collections
 import re
-import socket
 import subprocess
-import time
 
 from . import cli, common, cmd_bench, initramfs, kbuild, qemu
 from .common import Failure, banner, info
@@ -225,21 +223,6 @@ def _short_names(syms):
     return {s: re.sub(r"^kprobes_rust::", "", d.split("::<")[0]) for s, d in zip(syms, out)}
 
 
-def _monitor(path, command):
-    """One HMP command through QEMU's monitor socket; waits for its prompt to come back."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(30)
-        s.connect(str(path))
-        buf = b""
-        deadline = time.monotonic() + 30
-        while b"(qemu)" not in buf and time.monotonic() < deadline:
-            buf += s.recv(4096)
-        s.sendall(command.encode() + b"\n")
-        buf = b""
-        while buf.count(b"(qemu)") < 1 and time.monotonic() < deadline:
-            buf += s.recv(4096)
-
-
 def profile(args, impl):
     bdir = kbuild.build(args.arch, impl, "bench")
     kos = cmd_bench.build_modules(args.arch, bdir)
@@ -274,11 +257,11 @@ def profile(args, impl):
 
         def switch_logging(ln, proc):
             if "RKP-PROFILE-START" in ln:
-                _monitor(sock, "log in_asm,exec,nochain")
+                qemu.monitor(sock, "log in_asm,exec,nochain")
                 proc.stdin.write("go\n")
                 proc.stdin.flush()
             elif "RKP-PROFILE-STOP" in ln:
-                _monitor(sock, "log none")
+                qemu.monitor(sock, "log none")
         on_line = switch_logging
     text = qemu.boot(args.arch, bdir, append, bdir / "profile-console.log",
                      lambda t: "RKP-PROFILE-DONE" in t, args.timeout, initrd=initrd, extra=extra,

@@ -1,10 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
 """Boot a built kernel under QEMU (TCG), capture the console, stop when done."""
 
+import bisect
 import re
+import socket
 import subprocess
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 from . import common
 from .common import Failure, info
@@ -39,6 +43,99 @@ def version(arch):
     return out.splitlines()[0] if out else f"{common.ARCHES[arch].qemu} --version printed nothing"
 
 
+def monitor(path, command, timeout=30):
+    """One HMP command through QEMU's monitor socket at `path`; returns what it printed
+    (waits for the prompt to come back, at most `timeout` seconds)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(str(path))
+        buf = b""
+        deadline = time.monotonic() + timeout
+        while b"(qemu)" not in buf and time.monotonic() < deadline:
+            buf += s.recv(4096)
+        s.sendall(command.encode() + b"\n")
+        buf = b""
+        while b"(qemu)" not in buf and time.monotonic() < deadline:
+            buf += s.recv(65536)
+    out = buf.decode(errors="replace").replace("\r", "")
+    # The monitor echoes the command (with terminal escapes) and ends with its prompt.
+    out = out.rsplit("(qemu)", 1)[0]
+    return out.split("\n", 1)[1] if "\n" in out else out
+
+
+# The program counter in `info registers` of each arch.
+_PC = {
+    "x86_64": re.compile(r"\bRIP=([0-9a-f]+)"),
+    "arm64": re.compile(r"\bPC=([0-9a-f]+)"),
+    "riscv": re.compile(r"^\s*pc\s+([0-9a-f]+)", re.M),
+    "ppc64": re.compile(r"\bNIP\s+([0-9a-f]+)"),
+    "s390": re.compile(r"\bPSW=mask [0-9a-f]+ addr ([0-9a-f]+)"),
+    "loongarch": re.compile(r"\bpc=0x([0-9a-f]+)", re.I),
+}
+
+
+def _x86_slide(sock, syms):
+    """x86_64's KASLR slide: IDT entry 0 (at the fixed cpu_entry_area address) holds the
+    address of asm_exc_divide_error. 0 when it cannot be read."""
+    base = dict((n, a) for a, n in syms).get("asm_exc_divide_error")
+    try:
+        words = re.findall(r":\s*0x([0-9a-f]+)\s+0x([0-9a-f]+)", monitor(sock, "x /2gx 0xfffffe0000000000"))
+    except OSError:
+        return 0
+    if not base or not words:
+        return 0
+    lo, hi = (int(w, 16) for w in words[0])
+    handler = (lo & 0xffff) | ((lo >> 48) << 16) | ((hi & 0xffffffff) << 32)
+    return handler - base
+
+
+def _symbolizer(vmlinux, slide_of=None):
+    """addr -> 'symbol+0xoff' from vmlinux's text symbols (llvm-nm -n), or None without it.
+    `slide_of(syms)` gives the KASLR slide to take off first."""
+    try:
+        out = subprocess.run([f"llvm-nm{common.LLVM_SUFFIX}", "-n", "--defined-only", str(vmlinux)],
+                             capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    syms = []
+    for ln in out.splitlines():
+        parts = ln.split()
+        if len(parts) == 3 and parts[1] in "tTwW":
+            syms.append((int(parts[0], 16), parts[2]))
+    if not syms:
+        return None
+    addrs = [a for a, _ in syms]
+    slide = slide_of(syms) if slide_of else 0
+
+    def name(addr):
+        addr -= slide
+        i = bisect.bisect_right(addrs, addr) - 1
+        if i < 0 or addr - syms[i][0] > 0x100000:
+            return "(not in vmlinux's text: a module, or KASLR)"
+        return f"{syms[i][1]}+{addr - syms[i][0]:#x}"
+    return name
+
+
+def where_vcpus_are(arch, bdir, sock):
+    """Each vCPU's program counter, symbolized, from QEMU's monitor: the lines a hung guest's
+    report gets. The whole `info registers -a` goes next to the console log."""
+    try:
+        regs = monitor(sock, "info registers -a")
+    except OSError as e:
+        return [f"(QEMU's monitor did not answer: {e})"], ""
+    name = _symbolizer(bdir / "vmlinux", (lambda syms: _x86_slide(sock, syms)) if arch == "x86_64" else None)
+    pc_rx = _PC.get(arch)
+    out = []
+    for cpu, body in re.findall(r"CPU#(\d+)\n(.*?)(?=\nCPU#\d+\n|\Z)", regs, re.S) or [("?", regs)]:
+        m = pc_rx.search(body) if pc_rx else None
+        if not m:
+            out.append(f"vCPU {cpu}: (no program counter found in `info registers`)")
+            continue
+        pc = int(m.group(1), 16)
+        out.append(f"vCPU {cpu}: pc {pc:#x} {name(pc) if name else ''}".rstrip())
+    return out, regs
+
+
 # Seconds between two heartbeat lines while a guest runs.
 HEARTBEAT = 30
 # Console lines that say which test or step the guest is in: (regex, how to name it).
@@ -71,7 +168,11 @@ def boot(arch, bdir, append, log_path, done, timeout, initrd=None, extra=(), lab
     its console. `on_line(line, proc)`, if given, sees each console line as it
     arrives and may answer on the guest's console input (`proc.stdin`).
     """
-    cmd = qemu_command(arch, bdir, append, initrd, extra)
+    # A monitor of our own, asked where the vCPUs are if the guest must be killed.
+    mon_dir = tempfile.mkdtemp(prefix="rkprobes-mon-")
+    sock = Path(mon_dir) / "monitor.sock"
+    cmd = qemu_command(arch, bdir, append, initrd,
+                       list(extra) + ["-monitor", f"unix:{sock},server=on,wait=off"])
     info(f"booting {bdir.name} under QEMU (console log: {log_path})")
     lines = []
     start = time.monotonic()
@@ -123,6 +224,9 @@ def boot(arch, bdir, append, log_path, done, timeout, initrd=None, extra=(), lab
                 break
             if time.monotonic() - start > timeout:
                 timed_out = True
+                where, regs = where_vcpus_are(arch, bdir, sock)
+                if regs:
+                    Path(log_path).with_suffix(".registers").write_text(regs)
                 proc.kill()
                 break
             time.sleep(0.2)
@@ -132,12 +236,16 @@ def boot(arch, bdir, append, log_path, done, timeout, initrd=None, extra=(), lab
         proc.wait()
         t.join(timeout=5)
         log.close()
+        sock.unlink(missing_ok=True)
+        Path(mon_dir).rmdir()
     text = "".join(lines)
     secs = time.monotonic() - start
     if not finished and done(text):
         finished = True
     if timed_out:
         raise Failure(f"{label}: QEMU did not finish within {timeout}s and was killed.\n"
+                      f"--- where the vCPUs were (QEMU's `info registers -a`, in "
+                      f"{Path(log_path).with_suffix('.registers')}):\n" + "\n".join(where) + "\n"
                       f"--- tail of the console ({log_path}):\n" + "".join(text.splitlines(True)[-40:]))
     if not finished:
         panic = re.search(r"Kernel panic.*", text)
