@@ -356,7 +356,7 @@ class Run:
         """What failed in this run, one string each; empty when it passed."""
         out = []
         if self.boot_error:
-            out.append("the boot did not finish: " + self.boot_error.splitlines()[0])
+            out.append("the boot did not finish: " + qemu.failure_summary(self.boot_error))
         if not self.done:
             out.append("no RKS-DONE marker")
         if not self.start:
@@ -672,7 +672,7 @@ class ScenarioRun:
     def problems(self):
         out = []
         if self.boot_error:
-            out.append("the boot did not finish: " + self.boot_error.splitlines()[0])
+            out.append("the boot did not finish: " + qemu.failure_summary(self.boot_error))
         first = self.first_failure()
         if first:
             out.append(f"first failure ({first[0]}): {first[1]}")

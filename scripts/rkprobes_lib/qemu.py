@@ -132,8 +132,34 @@ def where_vcpus_are(arch, bdir, sock):
             out.append(f"vCPU {cpu}: (no program counter found in `info registers`)")
             continue
         pc = int(m.group(1), 16)
-        out.append(f"vCPU {cpu}: pc {pc:#x} {name(pc) if name else ''}".rstrip())
+        line = f"vCPU {cpu}: pc {pc:#x} {name(pc) if name else ''}".rstrip()
+        trap = _x86_trap_frame(sock, cpu, body) if arch == "x86_64" and name and "asm_exc_" in name(pc) else None
+        if trap:
+            # At an exception entry's first instruction the CPU's frame is on the stack: the
+            # interrupted RIP (for int3 one past the int3) and RFLAGS.
+            rip, rfl = trap
+            line += f", entered from {rip:#x} {name(rip)} (RFLAGS {rfl:#x})"
+        out.append(line)
     return out, regs
+
+
+def failure_summary(err):
+    """The first line of a boot's failure, with the vCPU lines of a killed guest under it."""
+    lines = str(err).splitlines() or [""]
+    return lines[0] + "".join("\n      " + ln for ln in lines if ln.startswith("vCPU "))
+
+def _x86_trap_frame(sock, cpu, body):
+    """(RIP, RFLAGS) of the hardware exception frame at vCPU `cpu`'s RSP, or None."""
+    rsp = re.search(r"\bRSP=([0-9a-f]+)", body)
+    if not rsp:
+        return None
+    try:
+        monitor(sock, f"cpu {cpu}")
+        dump = monitor(sock, f"x /3gx 0x{rsp.group(1)}")
+    except OSError:
+        return None
+    words = [int(w, 16) for w in re.findall(r"0x([0-9a-f]{16})", dump)]
+    return (words[0], words[2]) if len(words) >= 3 else None
 
 
 # Seconds between two heartbeat lines while a guest runs.
