@@ -98,6 +98,10 @@
  *	[GONE][FTRACE]), enable_kprobe() on them gives -EINVAL, the freed address
  *	gives -ENOENT, they unregister cleanly and the reloaded module is
  *	probeable again.
+ * rkc_module_init_gone - a module that probes its own init text from its
+ *	init (by address and by name, each probe hit once) finds both probes
+ *	GONE once its init has returned (MODULE_STATE_LIVE), and unloads
+ *	cleanly.
  * rkc_kprobe_events - tracefs p: and r: kprobe events: defined (list shows
  *	[DISABLED]), enabled, fired with their fetch args, removed.
  * rkc_optimized_kernel_text - powerpc optimizes only kernel text, so there
@@ -2117,6 +2121,19 @@ static void rkc_module_gone(struct kunit *test)
 	RKC_EXPECT_INT(test, "reload.rmmod", rkc_sh(test, "rmmod " RKC_TARGET_MOD), 0);
 }
 
+#define RKC_TARGET_INIT_STATE	"/sys/module/" RKC_TARGET_MOD "/parameters/init_probe_state"
+
+static void rkc_module_init_gone(struct kunit *test)
+{
+	if (!IS_ENABLED(CONFIG_MODULE_UNLOAD))
+		kunit_skip(test, "CONFIG_MODULE_UNLOAD is off: cannot unload the target module");
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rkc_target_unload, test), 0);
+	RKC_EXPECT_INT(test, "insmod", rkc_sh(test, "insmod " RKC_TARGET_KO " init_probe=1"), 0);
+	RKC_EXPECT_STR(test, "state", rkc_read_trim(test, RKC_TARGET_INIT_STATE),
+		       "ret=0,0 hits=1,1 gone=1,1");
+	RKC_EXPECT_INT(test, "rmmod", rkc_sh(test, "rmmod " RKC_TARGET_MOD), 0);
+}
+
 /* ------------------------------------------------------------------ */
 /* tracefs kprobe events. */
 
@@ -2354,6 +2371,7 @@ static struct kunit_case rkc_cases[] = {
 	KUNIT_CASE(rkc_optimized),
 	KUNIT_CASE(rkc_enabled),
 	KUNIT_CASE(rkc_module_gone),
+	KUNIT_CASE(rkc_module_init_gone),
 	KUNIT_CASE(rkc_kprobe_events),
 	KUNIT_CASE(rkc_core_traceable),
 	KUNIT_CASE(rkc_optimized_kernel_text),
