@@ -293,6 +293,7 @@ class Run:
         self.churn_probes = {}  # probe on rks_target -> {attempts, registered, enoent, ...}
         self.churn_tasks = {}   # {started, exited, calls, entries, ...}
         self.churn_modules = {}  # {loaded, unloaded, init-probe-gone, ...}
+        self.skipped = {}       # "RKS skipped <what>: <why>": steps the module left out on this build
         self.errors = []
         self.splats = {label: [] for label, _ in SPLATS}
         self.messages = {}      # normalized kprobes: message -> count
@@ -341,6 +342,9 @@ class Run:
                 self.churn_tasks = _kv(f)
             elif kind == "churn-modules":
                 self.churn_modules = _kv(f)
+            elif kind == "skipped":
+                what, _, why = rest.partition(": ")
+                self.skipped[what] = why
             elif kind == "error":
                 self.errors.append(rest)
             elif kind == "end":
@@ -488,6 +492,8 @@ def report(run, duration):
     elif run.arch in MODULE_TEXT_NOT_OPTIMIZED:
         print(f"  SKIPPED on {run.arch}: the [OPTIMIZED] check of rks_opt_target's probe (the sysctl is toggled): "
               f"{MODULE_TEXT_NOT_OPTIMIZED[run.arch]}")
+    for what, why in run.skipped.items():
+        print(f"  *** SKIPPED on {run.arch}/{run.impl}: {what}: {why} ***")
     if run.quiet_list:
         print("  kprobes/list in the quiet phase:")
         for ln in run.quiet_list:
@@ -833,7 +839,8 @@ def cmd_stress(args):
             r = runs.get(impl)
             status = "FAIL" if impl in failed or (r and r.problems()) else "PASS"
             what = failed.get(impl) or (f"{sum(v for k, v in r.ops.items() if k != 'errors')} registrar "
-                                        f"operations, boot {common.fmt_secs(r.secs)}, console {r.log}")
+                                        f"operations, boot {common.fmt_secs(r.secs)}, console {r.log}"
+                                        + "".join(f"; SKIPPED {w} (see above)" for w in r.skipped))
             summary.append(f"  {status:4}  stress {arch}/{impl} ({config} kernel): {what}")
     banner("stress summary")
     print("\n".join(summary))

@@ -72,6 +72,20 @@ static struct rks_mprobe rks_mprobes[RKS_NR_MP] = {
 	[RKS_MP_INIT] = { .name = "kprobe-init", .symbol = "rks_tgt_init_work" },
 };
 
+/*
+ * Upstream powerpc's C arch code (the c and rust builds) oopses when a probe
+ * is registered where a GONE probe of an earlier load still waits: its
+ * can_optimize() reads the GONE probe's freed slot, NULL
+ * (docs/findings/ppc64-gone-probe-optprobe-null.md). The churn thread's
+ * probes on rks_target are such probes between an unload and their
+ * unregistration, and the next load registers the kprobe event's probe and
+ * rks_target's own probes at their addresses. So on those builds the churn
+ * thread does not probe rks_target: said in an "RKS skipped" line the host
+ * prints, and the module-churn check then asks no registrations of ours.
+ */
+#define RKS_GONE_REREG_OOPSES	(IS_ENABLED(CONFIG_PPC64) && IS_ENABLED(CONFIG_OPTPROBES) && \
+				 !IS_ENABLED(CONFIG_KPROBES_RUST_ARCH))
+
 /* What rks_target reported. */
 static atomic_t rks_tgt_loads = ATOMIC_INIT(0);
 static atomic_t rks_tgt_unloads = ATOMIC_INIT(0);
@@ -330,7 +344,8 @@ static int rks_churn_fn(void *arg)
 
 	rks_exit_register();
 	while (rks_stress_running()) {
-		rks_mp_round();
+		if (!RKS_GONE_REREG_OOPSES)
+			rks_mp_round();
 		rks_exit_spawn();
 		if (++round % RKS_EXIT_REREGISTER == 0) {
 			if (rks_exit_registered)
@@ -346,6 +361,8 @@ int rks_churn_start(void)
 {
 	int i;
 
+	if (RKS_GONE_REREG_OOPSES)
+		pr_info("RKS skipped module-churn-probes: the churn thread registers no probes on rks_target on this build: upstream powerpc's C arch code oopses in arch_prepare_optimized_kprobe() when a probe is registered where a GONE probe of an earlier load still waits, which those probes make happen (docs/findings/ppc64-gone-probe-optprobe-null.md); rks_target's own probes and its init-text GONE check still run\n");
 	for (i = 0; i < RKS_NR_MP; i++) {
 		atomic_long_set(&rks_mprobes[i].hits, 0);
 		atomic_long_set(&rks_mprobes[i].returns, 0);
@@ -463,7 +480,8 @@ void rks_churn_finish(void)
 		       rks_tgt_first_bad[0], rks_tgt_first_bad[1]);
 	pr_info("RKS check module-churn %s rks_target loaded %d and unloaded %d times, its init-text probe GONE at %d exits, %d bad loads, %ld with more hits than calls; %lu probes of ours registered on it, %lu unexpected errnos, %lu handler runs while unregistered\n",
 		loads && loads == unloads && gone == unloads && !bad &&
-		!atomic_long_read(&rks_tgt_over) && regs && !other && !violations ?
+		!atomic_long_read(&rks_tgt_over) && (regs || RKS_GONE_REREG_OOPSES) && !other &&
+		!violations ?
 		"ok" : "FAIL", loads, unloads, gone, bad, atomic_long_read(&rks_tgt_over),
 		regs, other, violations);
 }
