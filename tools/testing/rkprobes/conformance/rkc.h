@@ -128,6 +128,16 @@
  */
 #define RKC_CALL(fn, a)	({ int (*__fn)(int) = (fn); OPTIMIZER_HIDE_VAR(__fn); __fn(a); })
 
+/*
+ * Whether a module's init text is freed once its init has returned, so that a
+ * probe there is GONE from then on (MODULE_STATE_LIVE): not on ppc64, whose
+ * module loader keeps .init sections in the module's core text
+ * (module_init_section() is false in arch/powerpc/kernel/module_64.c), so
+ * within_module_init() never holds there and such a probe stays live until
+ * the module goes, on C as on Rust.
+ */
+#define RKC_MODULE_INIT_FREED	(!IS_ENABLED(CONFIG_PPC64))
+
 /* Whether a probe on a traced function's symbol is accepted (as the probes of kprobe_events). */
 #define RKC_TRACED_ENTRY_PROBEABLE \
 	(IS_ENABLED(CONFIG_KPROBES_ON_FTRACE) || !RKC_FTRACE_CALL_AT_ENTRY)

@@ -7,7 +7,8 @@
  * Loaded with init_probe=1 (case rkc_module_init_gone), its init probes its
  * own init text as a module that probes itself does: a kprobe by address on
  * rkc_target_init_addr() and one by name on rkc_target_init_named(), each
- * called once. Once init has returned, both must be GONE;
+ * called once. Once init has returned, both must be GONE (but on ppc64,
+ * which keeps a module's init text: RKC_MODULE_INIT_FREED);
  * parameters/init_probe_state says "ret=A,B hits=A,B gone=A,B" (the two
  * registrations' results, hits, and whether each is GONE now).
  */

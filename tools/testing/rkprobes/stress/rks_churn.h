@@ -7,6 +7,7 @@
 #define RKS_CHURN_H
 
 #include <linux/compiler.h>
+#include <linux/kconfig.h>
 #include <linux/types.h>
 
 /*
@@ -22,6 +23,16 @@
 #else
 #define RKS_VIA_PTR(fn)	(fn)
 #endif
+
+/*
+ * Whether a module's init text is freed once its init has returned, so that a
+ * probe there is GONE from then on (MODULE_STATE_LIVE): everywhere but ppc64,
+ * whose module loader keeps .init sections in the module's core text
+ * (module_init_section() is false in arch/powerpc/kernel/module_64.c), so
+ * that within_module_init() never holds there and such a probe stays live, on
+ * C as on Rust, until the module goes.
+ */
+#define RKS_INIT_TEXT_FREED	(!IS_ENABLED(CONFIG_PPC64))
 
 /* Calls of each of its functions that rks_target makes in its init. */
 #define RKS_TGT_INIT_CALLS	20

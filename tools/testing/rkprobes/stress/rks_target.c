@@ -9,7 +9,8 @@
  * rks_tgt_work_int3(), calls both RKS_TGT_INIT_CALLS times and reports the
  * hits. Then a kthread calls rks_tgt_work() (an ftrace site: a kprobe on its
  * entry is ftrace-based) and rks_tgt_work_int3() until the module exits.
- * Once init has returned, the kprobe on init text must be GONE: the exit
+ * Once init has returned, the kprobe on init text must be GONE (but on
+ * ppc64, which keeps a module's init text: RKS_INIT_TEXT_FREED): the exit
  * reports whether it was, then unregisters both.
  */
 
