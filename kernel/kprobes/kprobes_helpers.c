@@ -24,8 +24,10 @@
 #include <linux/execmem.h>
 #include <linux/ftrace.h>
 #include <linux/hash.h>
+#include <linux/irq_work.h>
 #include <linux/jump_label.h>
 #include <linux/kallsyms.h>
+#include <linux/kthread.h>
 #include <linux/kdebug.h>
 #include <linux/kprobes.h>
 #include <linux/list.h>
@@ -392,6 +394,139 @@ unsigned int rkp_num_possible_cpus(void)
 {
 	return num_possible_cpus();
 }
+
+/* ---- growing kretprobe pools on the rethook path (issue 40; Rust only) ---- */
+
+#ifdef CONFIG_KRETPROBE_ON_RETHOOK
+/*
+ * The worker of every growing pool: one kthread, created with the first
+ * growing kretprobe and kept, at the lowest SCHED_FIFO priority. The calls
+ * that find a pool empty until it has run are missed, and callers that fill
+ * a pool are many: it must not wait behind them, nor for a workqueue to
+ * create a kworker.
+ */
+static struct kthread_worker *rkp_grow_worker;
+static DEFINE_MUTEX(rkp_grow_worker_lock);
+
+static struct kthread_worker *rkp_grow_worker_get(void)
+{
+	struct kthread_worker *w;
+
+	mutex_lock(&rkp_grow_worker_lock);
+	w = rkp_grow_worker;
+	if (!w) {
+		w = kthread_create_worker(0, "kretprobe-grow");
+		if (IS_ERR(w)) {
+			w = NULL;
+		} else {
+			sched_set_fifo_low(w->task);
+			WRITE_ONCE(rkp_grow_worker, w);
+		}
+	}
+	mutex_unlock(&rkp_grow_worker_lock);
+	return w;
+}
+
+/*
+ * Runs in hard interrupt context, raised from a probe hit (maybe in NMI).
+ * The worker was set before @g existed, and @g before its probe was armed.
+ */
+static void rkp_kretprobe_grow_irq(struct irq_work *kick)
+{
+	struct rkp_kretprobe_grow *g = container_of(kick, struct rkp_kretprobe_grow, kick);
+
+	kthread_queue_work(READ_ONCE(rkp_grow_worker), &g->work);
+}
+
+static void rkp_kretprobe_grow_work_fn(struct kthread_work *work)
+{
+	struct rkp_kretprobe_grow *g = container_of(work, struct rkp_kretprobe_grow, work);
+
+	rkp_kretprobe_grow_work(g->rp);
+}
+
+/* At registration, before the probe is armed: no pool beyond rp->rh yet. */
+struct rkp_kretprobe_grow *rkp_kretprobe_grow_alloc(struct kretprobe *rp, unsigned int cap,
+						   unsigned int total)
+{
+	struct rkp_kretprobe_grow *g;
+
+	if (!rkp_grow_worker_get())
+		return NULL;
+	g = kzalloc(sizeof(*g), GFP_KERNEL);
+	if (!g)
+		return NULL;
+	g->rp = rp;
+	g->cap = cap;
+	g->total = total;
+	mutex_init(&g->lock);
+	init_irq_work(&g->kick, rkp_kretprobe_grow_irq);
+	kthread_init_work(&g->work, rkp_kretprobe_grow_work_fn);
+	return g;
+}
+
+/* Probe-hit path, any context (NMI included): irq_work_queue() is NMI-safe. */
+void rkp_kretprobe_grow_kick(struct rkp_kretprobe_grow *g)
+{
+	irq_work_queue(&g->kick);
+}
+NOKPROBE_SYMBOL(rkp_kretprobe_grow_kick);
+
+/*
+ * The worker: publish @rh (@n instances, data rp) as the next pool, or
+ * free it when the kretprobe is being unregistered or has every pool.
+ */
+int rkp_kretprobe_grow_publish(struct rkp_kretprobe_grow *g, struct rethook *rh,
+			       unsigned int n)
+{
+	int ret = -ENOENT;
+
+	mutex_lock(&g->lock);
+	if (!g->dying && g->npools < RKP_GROW_MAX_POOLS) {
+		WRITE_ONCE(g->pools[g->npools], rh);
+		WRITE_ONCE(g->total, g->total + n);
+		/* Pairs with the hit path's acquire: pools[] before npools. */
+		smp_store_release(&g->npools, g->npools + 1);
+		ret = 0;
+	}
+	mutex_unlock(&g->lock);
+	if (ret)
+		rethook_free(rh);
+	return ret;
+}
+
+/*
+ * Unregistration, once the probe is out of the text and the hash (as
+ * rethook_free(rp->rh)): no pool is published any more, and each extra
+ * pool is freed after a grace period, its in-flight nodes when they return.
+ */
+void rkp_kretprobe_grow_detach(struct rkp_kretprobe_grow *g)
+{
+	unsigned int i, n;
+
+	mutex_lock(&g->lock);
+	g->dying = true;
+	n = g->npools;
+	mutex_unlock(&g->lock);
+	for (i = 0; i < n; i++)
+		rethook_free(g->pools[i]);
+}
+
+/*
+ * After the grace period that follows the detach (or a failed registration):
+ * no hit reads @g or kicks it any more; wait for a kick and a worker still
+ * running, then free it.
+ */
+void rkp_kretprobe_grow_free(struct rkp_kretprobe_grow *g)
+{
+	irq_work_sync(&g->kick);
+	kthread_cancel_work_sync(&g->work);
+	if (!g->dying)
+		rkp_kretprobe_grow_detach(g);
+	mutex_destroy(&g->lock);
+	kfree(g);
+}
+#endif
 
 /* ---- kretprobe instances on the objpool path (!KRETPROBE_ON_RETHOOK) ---- */
 

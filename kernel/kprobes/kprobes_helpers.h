@@ -6,8 +6,13 @@
 #ifndef _KERNEL_KPROBES_HELPERS_H
 #define _KERNEL_KPROBES_HELPERS_H
 
+#include <linux/irq_work.h>
 #include <linux/kprobes.h>
+#include <linux/kthread.h>
 #include <linux/memory.h>
+#include <linux/mutex.h>
+#include <linux/rethook.h>
+#include <linux/workqueue.h>
 
 struct module;
 struct task_struct;
@@ -55,6 +60,39 @@ void __noreturn rkp_kretprobe_ret_addr_bug(void);
 
 #ifdef CONFIG_KRETPROBE_ON_RETHOOK
 void rkp_warn_kretprobe_rethook_handler(void);
+
+/* kretprobe_grow::GROW_MAX_POOLS: the extra pools of one growing kretprobe. */
+#define RKP_GROW_MAX_POOLS 16
+
+/*
+ * A growing kretprobe's extra pools (issue 40), rp->grow: extra rethooks
+ * tried in order after rp->rh. total, in_flight and wanted are atomics of
+ * the Rust glue (glue/rethook.rs); pools[] up to npools, npools and dying
+ * change under lock only, npools last with a release.
+ */
+struct rkp_kretprobe_grow {
+	struct kretprobe *rp;
+	unsigned int cap;
+	unsigned int total;
+	unsigned int in_flight;
+	unsigned int wanted;
+	unsigned int npools;
+	bool dying;
+	struct rethook *pools[RKP_GROW_MAX_POOLS];
+	struct mutex lock;
+	struct irq_work kick;
+	struct kthread_work work;
+};
+
+struct rkp_kretprobe_grow *rkp_kretprobe_grow_alloc(struct kretprobe *rp, unsigned int cap,
+						   unsigned int total);
+void rkp_kretprobe_grow_kick(struct rkp_kretprobe_grow *g);
+int rkp_kretprobe_grow_publish(struct rkp_kretprobe_grow *g, struct rethook *rh,
+			       unsigned int n);
+void rkp_kretprobe_grow_detach(struct rkp_kretprobe_grow *g);
+void rkp_kretprobe_grow_free(struct rkp_kretprobe_grow *g);
+/* Defined in Rust (glue/rethook.rs). */
+void rkp_kretprobe_grow_work(struct kretprobe *rp);
 #endif
 void rkp_warn___get_insn_slot(void);
 void rkp_warn___free_insn_slot(void);
