@@ -310,6 +310,65 @@ pub trait KretprobeHandler: Send + Sync + 'static {
 /// let inside = ProbePoint::symbol(c_str!("kernel_clone")).offset(1);
 /// assert_eq!(Kretprobe::register(inside, None, Nothing).err(), Some(EINVAL));
 /// ```
+/// How a [`Kretprobe`] is registered beyond its point and handler: a builder for
+/// [`Kretprobe::with_options`].
+///
+/// The default: `maxactive` chosen by the kprobes core (`max(10, 2 * possible CPUs)`), a fixed
+/// instance pool, enabled.
+#[derive(Clone, Copy)]
+pub struct KretprobeOptions {
+    maxactive: Option<NonZeroU32>,
+    grow_max: Option<NonZeroU32>,
+    state: State,
+}
+
+impl Default for KretprobeOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl KretprobeOptions {
+    /// The default options.
+    pub const fn new() -> Self {
+        Self {
+            maxactive: None,
+            grow_max: None,
+            state: State::Enabled,
+        }
+    }
+
+    /// Follows up to `n` calls of the function at once (`maxactive`); values above `i32::MAX`
+    /// fail with `EINVAL`.
+    pub const fn maxactive(self, n: NonZeroU32) -> Self {
+        Self {
+            maxactive: Some(n),
+            ..self
+        }
+    }
+
+    /// Lets the instance pool grow up to `cap` instances instead of missing calls
+    /// (`struct kretprobe`'s `grow_max`; a cap at most `maxactive` keeps the pool fixed).
+    ///
+    /// With the Rust kprobes core, when the free instances run low a worker adds pools in chunks
+    /// (never the probe hit itself); the calls that found the pool empty before it did are
+    /// still missed. The C core ignores the option and keeps `maxactive` instances.
+    pub const fn grow_to(self, cap: NonZeroU32) -> Self {
+        Self {
+            grow_max: Some(cap),
+            ..self
+        }
+    }
+
+    /// Registers the probe disabled, as [`Kretprobe::new_disabled`].
+    pub const fn disabled(self) -> Self {
+        Self {
+            state: State::Disabled,
+            ..self
+        }
+    }
+}
+
 #[pin_data(PinnedDrop)]
 #[repr(C)]
 pub struct Kretprobe<T> {
@@ -440,6 +499,72 @@ impl<T: KretprobeHandler> Kretprobe<T> {
         handler: impl PinInit<T, Error>,
         state: State,
     ) -> impl PinInit<Self, Error> {
+        let options = KretprobeOptions {
+            maxactive,
+            grow_max: None,
+            state,
+        };
+        Self::with_options(point, options, handler)
+    }
+
+    /// Creates an initialiser that initialises `handler` and registers a return probe at `point`
+    /// with `options` ([`KretprobeOptions`]: `maxactive`, a growing pool, disabled).
+    ///
+    /// Fails as [`Kretprobe::new`] does; with the Rust core also with `EINVAL` for a growth cap
+    /// larger than one instance pool can hold (2^24).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::num::NonZeroU32;
+    /// use core::sync::atomic::{AtomicUsize, Ordering};
+    /// use kernel::kprobes::{
+    ///     Kretprobe, KretprobeHandler, KretprobeHit, KretprobeOptions, ProbePoint, PtRegs,
+    /// };
+    ///
+    /// #[inline(never)]
+    /// extern "C" fn probed(x: usize) -> usize {
+    ///     // Opaque to the optimiser, so every call really happens.
+    ///     core::hint::black_box(x).wrapping_add(1)
+    /// }
+    ///
+    /// struct Returns(AtomicUsize);
+    ///
+    /// #[vtable]
+    /// impl KretprobeHandler for Returns {
+    ///     type Data = ();
+    ///
+    ///     fn return_handler(&self, _hit: &KretprobeHit, _regs: &PtRegs, _data: ()) {
+    ///         self.0.fetch_add(1, Ordering::Relaxed);
+    ///     }
+    /// }
+    ///
+    /// // One instance to start with; the Rust core adds pools up to 64 instances when calls
+    /// // in flight use them up (the C core keeps the one instance).
+    /// let options = KretprobeOptions::new()
+    ///     .maxactive(NonZeroU32::MIN)
+    ///     .grow_to(NonZeroU32::new(64).unwrap());
+    /// let point = ProbePoint::function(probed as *const () as usize);
+    /// let probe = KBox::pin_init(
+    ///     Kretprobe::with_options(point, options, Returns(AtomicUsize::new(0))),
+    ///     GFP_KERNEL,
+    /// )?;
+    /// probed(1);
+    /// probed(2);
+    /// assert_eq!(probe.handler().0.load(Ordering::Relaxed), 2);
+    /// assert_eq!(probe.nmissed(), 0);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn with_options(
+        point: ProbePoint,
+        options: KretprobeOptions,
+        handler: impl PinInit<T, Error>,
+    ) -> impl PinInit<Self, Error> {
+        let KretprobeOptions {
+            maxactive,
+            grow_max,
+            state,
+        } = options;
         const {
             assert!(
                 core::mem::size_of::<T::Data>() <= bindings::KRETPROBE_MAX_DATA_SIZE as usize,
@@ -465,6 +590,10 @@ impl<T: KretprobeHandler> Kretprobe<T> {
                 None => 0,
                 Some(n) => c_int::try_from(n.get()).map_err(|_| EINVAL)?,
             };
+            let grow_max = match grow_max {
+                None => 0,
+                Some(n) => c_int::try_from(n.get()).map_err(|_| EINVAL)?,
+            };
             // SAFETY: `rp` is valid for writes and not registered yet (`register_in_place`); a
             // zeroed `struct kretprobe` is valid, and its `kp` is written by `write_to`.
             unsafe {
@@ -473,6 +602,7 @@ impl<T: KretprobeHandler> Kretprobe<T> {
                 (*rp).handler = Some(Self::return_callback);
                 (*rp).entry_handler = entry_handler;
                 (*rp).maxactive = maxactive;
+                (*rp).grow_max = grow_max;
                 (*rp).data_size = data_size;
             }
             // SAFETY: `rp` is a fully initialised `struct kretprobe` that does not move; its

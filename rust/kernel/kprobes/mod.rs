@@ -130,7 +130,7 @@ pub use hit::KretprobeHit;
 pub use hit::{KprobeHit, Missed, PtRegs};
 pub use kprobe::{Kprobe, KprobeHandler};
 #[cfg(CONFIG_KRETPROBES)]
-pub use kretprobe::{Kretprobe, KretprobeHandler};
+pub use kretprobe::{Kretprobe, KretprobeHandler, KretprobeOptions};
 pub use point::{function_entry, ProbePoint};
 
 use point::State;
