@@ -36,6 +36,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/notifier.h>
+#include <linux/objpool.h>
 #include <linux/kstrtox.h>
 #include <linux/perf_event.h>
 #include <linux/preempt.h>
@@ -1123,6 +1124,38 @@ static void __init kprobe_sysctls_init(void)
 {
 	register_sysctl_init("debug", kprobe_sysctls);
 }
+#endif
+
+/* debug.kretprobe-grow: the grow_max of new r: events without a maxactive. */
+static int sysctl_kretprobe_grow;
+
+int kretprobe_grow_default(void)
+{
+	return READ_ONCE(sysctl_kretprobe_grow);
+}
+
+#if defined(CONFIG_KRETPROBES) && defined(CONFIG_SYSCTL)
+/* One objpool's most objects: a larger grow_max fails the registration. */
+static int kretprobe_grow_limit = OBJPOOL_NR_OBJECT_MAX;
+
+static struct ctl_table kretprobe_grow_sysctls[] = {
+	{
+		.procname	= "kretprobe-grow",
+		.data		= &sysctl_kretprobe_grow,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= &kretprobe_grow_limit,
+	},
+};
+
+static int __init kretprobe_grow_sysctl_init(void)
+{
+	register_sysctl_init("debug", kretprobe_grow_sysctls);
+	return 0;
+}
+late_initcall(kretprobe_grow_sysctl_init);
 #endif
 
 #ifdef CONFIG_KPROBES_RUST_ARCH
