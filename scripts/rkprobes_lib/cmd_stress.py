@@ -238,6 +238,11 @@ def _check_args(args):
         raise cli.UsageError(f"--arch {args.arch}: only --scenario {FTRACE_AGGR} runs there (its KUnit kernel has "
                              f"no stress module configuration yet); the stress mix runs on "
                              f"{', '.join(STRESS_ARCHES)}")
+    scenario = stress_scenarios.SCENARIOS.get(args.scenario)
+    if scenario and args.arch not in scenario.arches:
+        raise cli.UsageError(f"--scenario {args.scenario} --arch {args.arch}: the scenario runs on "
+                             f"{', '.join(scenario.arches)} only (its probed functions are written for those); "
+                             f"valid values of --arch: {', '.join(scenario.arches)}")
     if args.duration is not None and args.duration < 1:
         raise cli.UsageError(f"--duration {args.duration}: the stress needs at least 1 second")
     args.duration = args.duration if args.duration is not None else DEFAULT_DURATION

@@ -13,6 +13,15 @@ An implementation that frees a kretprobe's pool while its int3 and hash entry st
 lets a hitter take an instance from a freed rethook: a KASAN report on a KASAN kernel (and a
 corrupted pool or an oops without it). It passes when the console has no splat, every batch
 registered, the probes fired, the text is back byte for byte and kprobes/list is empty.
+
+kretprobe-grow (issue 40): 256 kthreads each sleep inside one kretprobed function at once, in
+waves, with the default maxactive (10 on 4 vCPUs): a kretprobe with C's fixed pool, one with
+grow_max 1024, then an r: event of kprobe_events with debug.kretprobe-grow 0 and 1024. Printed
+per build and phase: entries, returns the handler saw, nmissed. It passes when every wave's
+returns and misses add up to its entries; the instance pools allocated are all freed; the fixed
+pool misses as many as C's (when c ran too); and, on the Rust builds, the growing pool misses at
+most 1% over the phase and none after its first wave, as does the r: event with the sysctl set.
+On c, grow_max and the sysctl do not exist for the core: its grow phase must miss as its fixed one.
 """
 
 import re
@@ -25,7 +34,7 @@ STRESS_DIR = common.REPO / "tools" / "testing" / "rkprobes" / "stress"
 
 
 class Scenario:
-    def __init__(self, name, subdir, sources, module, arches, config, marker, checks, about):
+    def __init__(self, name, subdir, sources, module, arches, config, marker, checks, about, analyse=None):
         self.name = name
         self.dir = STRESS_DIR / subdir
         self.sources = sources
@@ -35,6 +44,8 @@ class Scenario:
         self.marker = marker
         self.checks = checks
         self.about = about
+        # analyse(result, impl) -> (lines to print, problems), for a scenario with its own figures.
+        self.analyse = analyse
 
 
 SCENARIOS = {
@@ -43,6 +54,12 @@ SCENARIOS = {
         ("x86_64",), "preempt", "RKB", ("text", "registered", "fired"),
         "batches of 64 lone int3 kretprobes (un)registered under hits, a hog preempting the registrar "
         "right behind the first rethook_free() of each unregistration"),
+    "kretprobe-grow": Scenario(
+        "kretprobe-grow", "kretgrow", ("Kbuild", "rkg_main.c"), "rkprobes_kretgrow.ko",
+        ("x86_64",), "kunit", "RKG", ("freed",),
+        "256 kthreads sleeping inside one kretprobed function (default maxactive) in waves: a fixed pool, "
+        "grow_max 1024, and an r: event with debug.kretprobe-grow 0 and 1024; returns, entries, nmissed",
+        analyse=lambda r, impl: analyse_kretgrow(r, impl)),
 }
 # Base configurations a scenario can boot; with --debug X, the variant <base>-X.
 BASES = ("preempt", "kunit")
@@ -62,6 +79,7 @@ class Result:
         self.impl, self.config, self.log, self.secs, self.boot_error = impl, config, log, secs, boot_error
         m = scenario.marker
         lines = [re.sub(r"^\[\s*\d+\.\d+\]\s?", "", ln.rstrip("\r")) for ln in text.splitlines()]
+        self.lines = lines
         self.splats = [ln for ln in lines for label, rx in SPLATS if rx.search(ln)]
         self.values, self.checks = {}, {}
         self.done = any(ln.strip() == f"{m}-DONE" for ln in lines)
@@ -94,6 +112,8 @@ class Result:
         for key in ("rmmod", "listed"):
             if self.values.get(key) != "0":
                 out.append(f"{key}: {self.values.get(key, 'not reported')} (0 expected)")
+        if scenario.analyse:
+            out += scenario.analyse(self, self.impl)[1]
         if self.values.get("trigger") not in (None, "0"):
             out.append(f"the trigger kprobe on rethook_free() could not be registered ({self.values['trigger']}): "
                        "the hog never ran where the window is")
@@ -159,6 +179,9 @@ def report(scenario, r, arch):
     for name in scenario.checks:
         ok, detail = r.checks.get(name, (None, "not reported"))
         print(f"    {'ok' if ok else 'FAIL' if ok is False else '--':4} {name}: {detail}")
+    if scenario.analyse:
+        for ln in scenario.analyse(r, r.impl)[0]:
+            print(f"  {ln}")
     for ln in r.splats[:8]:
         print(f"    splat: {ln.strip()}")
     problems = r.problems(scenario)
@@ -177,7 +200,7 @@ def cmd_scenario(name, arch, impls, duration, timeout, base, debugs, cpus, tcg_a
                              f"only (its probed functions are written for those); valid values of --arch: "
                              f"{', '.join(scenario.arches)}")
     configs = [config_for(scenario, base, d) for d in (debugs or [None])]
-    problems, summary = [], []
+    problems, summary, c_fixed = [], [], {}
     for config in configs:
         for impl in impls:
             banner(f"scenario {name}: {arch}, building and booting {impl} ({config} kernel)")
@@ -189,13 +212,107 @@ def cmd_scenario(name, arch, impls, duration, timeout, base, debugs, cpus, tcg_a
                 summary.append(f"  FAIL  {name} {arch}/{impl} ({config}): could not be built")
                 continue
             ps = report(scenario, r, arch)
+            if scenario.analyse:
+                fixed = kretgrow_phases(r).get("fixed")
+                if impl == "c" and fixed:
+                    c_fixed[config] = fixed
+                elif fixed and config in c_fixed and _missed(fixed) != _missed(c_fixed[config]):
+                    ps.append(f"the fixed pool missed {_missed(fixed)} over the phase, C {_missed(c_fixed[config])}")
+                    print(f"    - {ps[-1]}")
+                figures = "; ".join(
+                    f"{ph}: {_entries(w)} entries, {_returns(w)} returns, {_missed(w)} missed"
+                    for ph, w in kretgrow_phases(r).items())
+            else:
+                figures = f"cycles {r.values.get('cycles', '?')}, hog runs {r.values.get('hog_runs', '?')}"
             problems += [f"{impl} ({config}): {p} (console: {r.log})" for p in ps]
             summary.append(f"  {'FAIL' if ps else 'PASS':4}  {name} {arch}/{impl} ({config} kernel): "
-                           f"cycles {r.values.get('cycles', '?')}, hog runs {r.values.get('hog_runs', '?')}, "
-                           f"boot {common.fmt_secs(r.secs)}")
+                           f"{figures}, boot {common.fmt_secs(r.secs)}")
     banner(f"scenario {name} summary")
     print("\n".join(summary))
     if problems:
         raise Failure(f"scenario {name} failed ({len(problems)} problem(s)):\n  " + "\n  ".join(problems))
     info(f"scenario {name} passed on {arch}: {', '.join(impls)} ({', '.join(configs)} kernel)")
     return 0
+
+
+# ---- kretprobe-grow: the waves of each phase, from "RKG wave <phase> <i> entries=E returns=R missed=M"
+WAVE_RE = re.compile(r"\bRKG wave (\S+) (\d+) entries=(\d+) returns=(-?\d+) missed=(-?\d+)( timeout)?")
+EVENT_RE = re.compile(r"\bRKG event (\S+) (.*)$")
+
+
+def kretgrow_phases(r):
+    """{phase: [(entries, returns, missed, timed_out), ...]} of the module's phases (not plain)."""
+    phases = {}
+    for ln in r.lines:
+        m = WAVE_RE.search(ln)
+        if m and m.group(1) != "plain":
+            phases.setdefault(m.group(1), []).append(
+                (int(m.group(3)), int(m.group(4)), int(m.group(5)), bool(m.group(6))))
+    return phases
+
+
+def _entries(waves):
+    return sum(w[0] for w in waves)
+
+
+def _returns(waves):
+    return sum(w[1] for w in waves)
+
+
+def _missed(waves):
+    return sum(w[2] for w in waves)
+
+
+def _plain_waves(r):
+    """The plain phases' waves, in order (one run of them per r: event)."""
+    out = []
+    for ln in r.lines:
+        m = WAVE_RE.search(ln)
+        if m and m.group(1) == "plain":
+            out.append((int(m.group(3)), int(m.group(4)), int(m.group(5)), bool(m.group(6))))
+    return out
+
+
+def analyse_kretgrow(r, impl):
+    """The figures of one kretprobe-grow boot and what is wrong with them."""
+    lines, problems = [], []
+    phases = kretgrow_phases(r)
+    for want in ("fixed", "grow"):
+        if want not in phases:
+            problems.append(f"phase {want}: no waves reported")
+    for ph, waves in phases.items():
+        lines.append(f"{ph:6} waves {len(waves)}: entries {_entries(waves)}, returns seen by the handler "
+                     f"{_returns(waves)}, nmissed {_missed(waves)} (per wave: "
+                     f"{' '.join(str(w[2]) for w in waves)})")
+        for i, (e, ret, miss, timed_out) in enumerate(waves, 1):
+            if timed_out:
+                problems.append(f"phase {ph} wave {i}: the sleepers did not all get in and out in time")
+            if ret + miss != e:
+                problems.append(f"phase {ph} wave {i}: {ret} returns + {miss} missed != {e} entries")
+    fixed, grow = phases.get("fixed"), phases.get("grow")
+    events = {}
+    for ln in r.lines:
+        m = EVENT_RE.search(ln)
+        if m:
+            events[m.group(1)] = m.group(2)
+            lines.append(f"r: event {m.group(1)}: {m.group(2)}")
+    ev = {k: dict(x.partition("=")[::2] for x in v.split() if "=" in x) for k, v in events.items()}
+    if impl == "c":
+        if fixed and grow and _missed(grow) != _missed(fixed):
+            problems.append(f"C ignores grow_max, but its grow phase missed {_missed(grow)}, "
+                            f"its fixed phase {_missed(fixed)}")
+    elif grow:
+        total, missed = _entries(grow), _missed(grow)
+        if total and missed * 100 > total:
+            problems.append(f"growing pool: {missed} of {total} calls missed, more than 1%")
+        late = [i for i, w in enumerate(grow, 1) if i > 1 and w[2]]
+        if late:
+            problems.append(f"growing pool: misses after the first wave, in wave(s) {late}")
+        g = ev.get("grow")
+        if g is None or "missed" not in g:
+            problems.append("r: event with debug.kretprobe-grow: not run")
+        else:
+            hits, miss = int(g.get("hits", 0)), int(g["missed"])
+            if hits and miss * 100 > hits:
+                problems.append(f"r: event with debug.kretprobe-grow 1024: {miss} of {hits} missed, more than 1%")
+    return lines, problems

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rkprobes_kretgrow: the kretprobe-grow scenario of
+ * `scripts/rkprobes stress --scenario kretprobe-grow` (issue 40).
+ *
+ * `sleepers` kthreads (default 256) each call rkg_sleep_in(), which sleeps
+ * until the wave is released, so that all of them are inside the function at
+ * once: more calls in flight than a kretprobe's default maxactive
+ * (max(10, 2 * possible CPUs)). /init runs the phases by writing their name
+ * to the module parameter `run`; each runs `waves` waves:
+ *
+ *   fixed   a kretprobe on rkg_sleep_in() with the default maxactive and
+ *           grow_max 0: C's fixed pool on every build;
+ *   grow    the same with grow_max = `grow_max` (default 1024): the Rust
+ *           core grows its pool, the C core ignores grow_max;
+ *   plain   no kretprobe of this module: /init has put an r: event of
+ *           kprobe_events on rkg_sleep_in() (with and without the sysctl
+ *           debug.kretprobe-grow);
+ *   account after every probe is gone and every sleeper is back: the
+ *           instance pools allocated (rethook_alloc(), counted by a kprobe
+ *           since load) against those freed (rethook_fini_pool(), the
+ *           release callback objpool_free() calls; objpool_free() itself
+ *           is inlined into its callers).
+ *
+ * Each wave prints "RKG wave <phase> <i> entries=E returns=R missed=M":
+ * E calls of the function, R returns the handler saw, M the wave's nmissed.
+ * Only the public kprobes API is used, so the same object runs on the C core
+ * and on the Rust builds; the host compares them.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/delay.h>
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/objpool.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/wait.h>
+
+static unsigned int sleepers = 256;
+module_param(sleepers, uint, 0444);
+MODULE_PARM_DESC(sleepers, "kthreads sleeping inside the probed function in each wave");
+
+static unsigned int waves = 16;
+module_param(waves, uint, 0444);
+MODULE_PARM_DESC(waves, "waves of each phase");
+
+static int grow_max = 1024;
+module_param(grow_max, int, 0444);
+MODULE_PARM_DESC(grow_max, "grow_max of the kretprobe of the grow phase");
+
+static unsigned int settle_ms = 200;
+module_param(settle_ms, uint, 0444);
+MODULE_PARM_DESC(settle_ms, "milliseconds between two waves");
+
+static struct task_struct **rkg_threads;
+static DECLARE_WAIT_QUEUE_HEAD(rkg_start_wq);
+static DECLARE_WAIT_QUEUE_HEAD(rkg_release_wq);
+static DECLARE_WAIT_QUEUE_HEAD(rkg_done_wq);
+static unsigned int rkg_wave;
+static unsigned int rkg_released;
+static atomic_t rkg_inside;
+static atomic_t rkg_back;
+static DEFINE_MUTEX(rkg_run_lock);
+
+static atomic_long_t rkg_returns;
+static atomic_long_t rkg_pool_inits, rkg_pool_init_objs;
+static atomic_long_t rkg_pool_frees, rkg_pool_free_objs;
+static bool rkg_accounting;
+
+/* The probed function: every sleeper is inside it until the wave is released. */
+static noinline int rkg_sleep_in(unsigned int wave)
+{
+	atomic_inc(&rkg_inside);
+	wake_up(&rkg_done_wq);
+	wait_event_idle(rkg_release_wq, READ_ONCE(rkg_released) == wave);
+	return wave;
+}
+
+static int rkg_sleeper(void *unused)
+{
+	unsigned int seen = 0;
+
+	while (!kthread_should_stop()) {
+		wait_event_idle(rkg_start_wq,
+				READ_ONCE(rkg_wave) != seen || kthread_should_stop());
+		if (kthread_should_stop())
+			break;
+		seen = READ_ONCE(rkg_wave);
+		rkg_sleep_in(seen);
+		atomic_inc(&rkg_back);
+		wake_up(&rkg_done_wq);
+	}
+	return 0;
+}
+
+static int rkg_ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	atomic_long_inc(&rkg_returns);
+	return 0;
+}
+
+/* rethook_alloc(data, handler, size, num) */
+static int rkg_pool_init_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	atomic_long_inc(&rkg_pool_inits);
+	atomic_long_add((int)regs_get_kernel_argument(regs, 3), &rkg_pool_init_objs);
+	return 0;
+}
+
+/* rethook_fini_pool(head, context), once the pool's last object is back */
+static int rkg_pool_free_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct objpool_head *pool = (void *)regs_get_kernel_argument(regs, 0);
+
+	atomic_long_inc(&rkg_pool_frees);
+	atomic_long_add(pool->nr_objs, &rkg_pool_free_objs);
+	return 0;
+}
+
+static struct kprobe rkg_kp_init = {
+	.symbol_name = "rethook_alloc",
+	.pre_handler = rkg_pool_init_pre,
+};
+
+static struct kprobe rkg_kp_free = {
+	.symbol_name = "rethook_fini_pool",
+	.pre_handler = rkg_pool_free_pre,
+};
+
+/* One wave; returns false when the sleepers did not all get in or out. */
+static bool rkg_one_wave(const char *phase, unsigned int i, struct kretprobe *rp)
+{
+	long returns0 = atomic_long_read(&rkg_returns);
+	int missed0 = rp ? READ_ONCE(rp->nmissed) : 0;
+	unsigned int wave, entries;
+	bool ok = true;
+
+	atomic_set(&rkg_inside, 0);
+	atomic_set(&rkg_back, 0);
+	wave = READ_ONCE(rkg_wave) + 1;
+	WRITE_ONCE(rkg_wave, wave);
+	wake_up_all(&rkg_start_wq);
+	if (!wait_event_timeout(rkg_done_wq, atomic_read(&rkg_inside) == sleepers, 60 * HZ))
+		ok = false;
+	entries = atomic_read(&rkg_inside);
+	WRITE_ONCE(rkg_released, wave);
+	wake_up_all(&rkg_release_wq);
+	if (!wait_event_timeout(rkg_done_wq, atomic_read(&rkg_back) == sleepers, 60 * HZ))
+		ok = false;
+	pr_info("RKG wave %s %u entries=%u returns=%ld missed=%d%s\n", phase, i, entries,
+		atomic_long_read(&rkg_returns) - returns0,
+		rp ? READ_ONCE(rp->nmissed) - missed0 : 0, ok ? "" : " timeout");
+	return ok;
+}
+
+static int rkg_phase(const char *phase, int grow)
+{
+	struct kretprobe *rp = NULL;
+	long returns0 = atomic_long_read(&rkg_returns);
+	unsigned int i, ok = 0;
+	int ret;
+
+	if (grow >= 0) {
+		rp = kzalloc(sizeof(*rp), GFP_KERNEL);
+		if (!rp)
+			return -ENOMEM;
+		rp->kp.addr = (kprobe_opcode_t *)rkg_sleep_in;
+		rp->handler = rkg_ret_handler;
+		rp->grow_max = grow;
+		ret = register_kretprobe(rp);
+		if (ret) {
+			pr_info("RKG phase %s register=%d\n", phase, ret);
+			kfree(rp);
+			return ret;
+		}
+		pr_info("RKG phase %s maxactive=%d grow_max=%d\n", phase, rp->maxactive, grow);
+	}
+	for (i = 1; i <= waves; i++) {
+		ok += rkg_one_wave(phase, i, rp);
+		msleep(settle_ms);
+	}
+	if (rp) {
+		pr_info("RKG phase %s end waves=%u returns=%ld nmissed=%d\n", phase, ok,
+			atomic_long_read(&rkg_returns) - returns0, READ_ONCE(rp->nmissed));
+		unregister_kretprobe(rp);
+		kfree(rp);
+	} else {
+		pr_info("RKG phase %s end waves=%u\n", phase, ok);
+	}
+	return ok == waves ? 0 : -ETIMEDOUT;
+}
+
+static void rkg_account(void)
+{
+	long inits, init_objs, frees, free_objs;
+
+	/* Pools freed by rethook_free() go after a grace period; their objects too. */
+	rcu_barrier();
+	synchronize_rcu();
+	rcu_barrier();
+	inits = atomic_long_read(&rkg_pool_inits);
+	init_objs = atomic_long_read(&rkg_pool_init_objs);
+	frees = atomic_long_read(&rkg_pool_frees);
+	free_objs = atomic_long_read(&rkg_pool_free_objs);
+	pr_info("RKG result pools_allocated=%ld pools_freed=%ld instances_allocated=%ld instances_freed=%ld\n",
+		inits, frees, init_objs, free_objs);
+	if (!rkg_accounting)
+		pr_info("RKG check freed FAIL no kprobe on rethook_alloc()/rethook_fini_pool()\n");
+	else if (inits == frees && init_objs == free_objs && inits > 0)
+		pr_info("RKG check freed ok %ld pools, %ld instances allocated and freed\n",
+			inits, init_objs);
+	else
+		pr_info("RKG check freed FAIL %ld pools (%ld instances) allocated, %ld (%ld) freed\n",
+			inits, init_objs, frees, free_objs);
+}
+
+static int rkg_run_set(const char *val, const struct kernel_param *kp)
+{
+	int ret = 0;
+
+	mutex_lock(&rkg_run_lock);
+	if (sysfs_streq(val, "fixed"))
+		ret = rkg_phase("fixed", 0);
+	else if (sysfs_streq(val, "grow"))
+		ret = rkg_phase("grow", grow_max);
+	else if (sysfs_streq(val, "plain"))
+		ret = rkg_phase("plain", -1);
+	else if (sysfs_streq(val, "account"))
+		rkg_account();
+	else
+		ret = -EINVAL;
+	mutex_unlock(&rkg_run_lock);
+	return ret;
+}
+
+static const struct kernel_param_ops rkg_run_ops = {
+	.set = rkg_run_set,
+};
+module_param_cb(run, &rkg_run_ops, NULL, 0200);
+MODULE_PARM_DESC(run, "write a phase to run it: fixed, grow, plain, account");
+
+static void rkg_stop(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < sleepers; i++)
+		if (!IS_ERR_OR_NULL(rkg_threads[i]))
+			kthread_stop(rkg_threads[i]);
+	kfree(rkg_threads);
+}
+
+static int __init rkg_init(void)
+{
+	unsigned int i;
+
+	if (!sleepers || !waves)
+		return -EINVAL;
+	rkg_threads = kcalloc(sleepers, sizeof(*rkg_threads), GFP_KERNEL);
+	if (!rkg_threads)
+		return -ENOMEM;
+	rkg_accounting = !register_kprobe(&rkg_kp_init);
+	if (rkg_accounting && register_kprobe(&rkg_kp_free)) {
+		unregister_kprobe(&rkg_kp_init);
+		rkg_accounting = false;
+	}
+	for (i = 0; i < sleepers; i++) {
+		rkg_threads[i] = kthread_run(rkg_sleeper, NULL, "rkg/%u", i);
+		if (IS_ERR(rkg_threads[i])) {
+			int err = PTR_ERR(rkg_threads[i]);
+
+			rkg_stop();
+			if (rkg_accounting) {
+				unregister_kprobe(&rkg_kp_free);
+				unregister_kprobe(&rkg_kp_init);
+			}
+			return err;
+		}
+	}
+	pr_info("RKG start sleepers=%u waves=%u grow_max=%d accounting=%d\n", sleepers, waves,
+		grow_max, rkg_accounting);
+	return 0;
+}
+
+static void __exit rkg_exit(void)
+{
+	rkg_stop();
+	if (rkg_accounting) {
+		unregister_kprobe(&rkg_kp_free);
+		unregister_kprobe(&rkg_kp_init);
+	}
+	pr_info("RKG end\n");
+}
+
+module_init(rkg_init);
+module_exit(rkg_exit);
+MODULE_DESCRIPTION("kprobes: kretprobes whose callers sleep, more of them than maxactive, in waves");
+MODULE_LICENSE("GPL");
