@@ -56,9 +56,9 @@ ALONE = []
 # The commits in order: upstream fixes and C infrastructure first, then the Rust abstractions the
 # core uses, the decoder, the core, the arch layers, samples, the other arches' Rust support, docs.
 # Patches that touch the same file keep the order of scripts/patches/series (their context).
-EXPORT_ORDER = ["0003", "0004", "0205", "0002", "0100", "0103", "0104", "0105", "0106", "0107", "0200", "0001",
-                "0201", "0202", "0203", "0204", "0101", "0300", "0301", "0302", "0303", "0305", "0306", "0206",
-                "0207", "0304", "0102", "0005", "0006"]
+EXPORT_ORDER = ["0003", "0004", "0007", "0008", "0205", "0002", "0100", "0103", "0104", "0105", "0106", "0107",
+                "0200", "0001", "0201", "0202", "0203", "0204", "0101", "0300", "0301", "0302", "0303", "0305",
+                "0306", "0206", "0207", "0304", "0102", "0005", "0009", "0006"]
 
 
 def add_args(p):
