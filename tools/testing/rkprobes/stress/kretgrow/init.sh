@@ -35,15 +35,26 @@ event_phase() {
 		return
 	fi
 	echo 1 > "$TR/events/rkg/ev_$name/enable"
-	echo plain > "$RUN" || say "RKG event $name run-failed"
-	set -- $(grep " ev_$name " "$TR/kprobe_profile")
-	say "RKG event $name hits=$2 missed=$3 events=$(grep -c "rkg_sleep_in" "$TR/trace")"
+	# One wave at a time: kprobe_profile's returns (hits) and misses after each.
+	i=1
+	hits=0
+	missed=0
+	while [ "$i" -le "$WAVES" ]; do
+		echo plain-wave > "$RUN" || say "RKG event $name run-failed"
+		set -- $(grep " ev_$name " "$TR/kprobe_profile")
+		say "RKG event-wave $name $i returns=$(($2 - hits)) missed=$(($3 - missed))"
+		hits=$2
+		missed=$3
+		i=$((i + 1))
+	done
+	say "RKG event $name hits=$hits missed=$missed events=$(grep -c "rkg_sleep_in" "$TR/trace")"
 	echo 0 > "$TR/events/rkg/ev_$name/enable"
 	echo "-:rkg/ev_$name" >> "$TR/kprobe_events"
 	echo > "$TR/trace"
 }
 
-if insmod /lib/modules/rkprobes_kretgrow.ko waves="${rkg_waves:-16}" \
+WAVES=${rkg_waves:-16}
+if insmod /lib/modules/rkprobes_kretgrow.ko waves="$WAVES" \
 	sleepers="${rkg_sleepers:-256}"; then
 	echo fixed > "$RUN" || say "RKG phase fixed failed"
 	echo grow > "$RUN" || say "RKG phase grow failed"

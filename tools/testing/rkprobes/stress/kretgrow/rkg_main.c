@@ -15,7 +15,8 @@
  *           core grows its pool, the C core ignores grow_max;
  *   plain   no kretprobe of this module: /init has put an r: event of
  *           kprobe_events on rkg_sleep_in() (with and without the sysctl
- *           debug.kretprobe-grow);
+ *           debug.kretprobe-grow); "plain-wave" runs one wave of it, so
+ *           that /init can read kprobe_profile after each;
  *   account after every probe is gone and every sleeper is back: the
  *           instance pools allocated (rethook_alloc(), counted by a kprobe
  *           since load) against those freed (rethook_fini_pool(), the
@@ -198,6 +199,16 @@ static int rkg_phase(const char *phase, int grow)
 	return ok == waves ? 0 : -ETIMEDOUT;
 }
 
+/* One wave of the plain phase, for /init to read kprobe_profile after it. */
+static int rkg_plain_wave(void)
+{
+	static unsigned int i;
+	bool ok = rkg_one_wave("plain", ++i, NULL);
+
+	msleep(settle_ms);
+	return ok ? 0 : -ETIMEDOUT;
+}
+
 static void rkg_account(void)
 {
 	long inits, init_objs, frees, free_objs;
@@ -233,6 +244,8 @@ static int rkg_run_set(const char *val, const struct kernel_param *kp)
 		ret = rkg_phase("grow", grow_max);
 	else if (sysfs_streq(val, "plain"))
 		ret = rkg_phase("plain", -1);
+	else if (sysfs_streq(val, "plain-wave"))
+		ret = rkg_plain_wave();
 	else if (sysfs_streq(val, "account"))
 		rkg_account();
 	else
@@ -245,7 +258,7 @@ static const struct kernel_param_ops rkg_run_ops = {
 	.set = rkg_run_set,
 };
 module_param_cb(run, &rkg_run_ops, NULL, 0200);
-MODULE_PARM_DESC(run, "write a phase to run it: fixed, grow, plain, account");
+MODULE_PARM_DESC(run, "write a phase to run it: fixed, grow, plain, plain-wave, account");
 
 static void rkg_stop(void)
 {
