@@ -495,19 +495,26 @@ impl HitArch for Cpu {
     }
 }
 
-/// `kprobe_handler()`: a breakpoint (`DIE_BPT`); the PSW is past its halfword. Returns whether
-/// it was a probe's.
-#[inline(always)]
-fn kprobe_handler(regs: TrapRegs) -> bool {
-    let _off = PreemptOff::disable();
-    // SAFETY: preemption is off until `_off` drops, after `cpu`.
-    let cpu = unsafe { Cpu::this() };
-    // Arming and disarming stop every CPU (or the write is atomic), so a breakpoint that is no
-    // probe's is not kprobes': the program check goes on as an illegal operation.
-    let addr = regs.pc().wrapping_sub(size_of::<u16>());
-    match table::get_kprobe(&KERNEL, addr) {
-        Some(p) => hit::handle_hit(&cpu, p, regs),
-        None => false,
+nokprobe! {
+    /// `kprobe_handler()`: a breakpoint (`DIE_BPT`); the PSW is past its halfword. Returns
+    /// whether it was a probe's.
+    ///
+    /// Out of line under upstream's name, as upstream's static function is a symbol: a probe
+    /// on `kprobe_handler` is then refused with -EINVAL (it is in `.kprobes.text`), as on C,
+    /// rather than with -ENOENT (conformance, `rkc_kprobe_errnos`).
+    #[no_mangle]
+    #[inline(never)]
+    fn kprobe_handler(regs: TrapRegs) -> bool {
+        let _off = PreemptOff::disable();
+        // SAFETY: preemption is off until `_off` drops, after `cpu`.
+        let cpu = unsafe { Cpu::this() };
+        // Arming and disarming stop every CPU (or the write is atomic), so a breakpoint that
+        // is no probe's is not kprobes': the program check goes on as an illegal operation.
+        let addr = regs.pc().wrapping_sub(size_of::<u16>());
+        match table::get_kprobe(&KERNEL, addr) {
+            Some(p) => hit::handle_hit(&cpu, p, regs),
+            None => false,
+        }
     }
 }
 
