@@ -2132,6 +2132,14 @@ static void rkc_module_init_gone(struct kunit *test)
 {
 	if (!IS_ENABLED(CONFIG_MODULE_UNLOAD))
 		kunit_skip(test, "CONFIG_MODULE_UNLOAD is off: cannot unload the target module");
+	/*
+	 * Upstream 6.12 x86 oopses on this registration: can_optimize() decodes
+	 * the probed function in place up to its kallsyms size, which for the
+	 * last function of a module's init text runs to the end of the mapping,
+	 * and insn_decode() reads past it (C, and the Rust core on C's arch).
+	 */
+	if (IS_ENABLED(CONFIG_X86) && IS_ENABLED(CONFIG_OPTPROBES))
+		kunit_skip(test, "x86 OPTPROBES: upstream 6.12 oopses decoding past a module's init text (docs/findings/x86-optprobe-init-text-end.md)");
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rkc_target_unload, test), 0);
 	RKC_EXPECT_INT(test, "insmod", rkc_sh(test, "insmod " RKC_TARGET_KO " init_probe=1"), 0);
 	RKC_EXPECT_STR(test, "state", rkc_read_trim(test, RKC_TARGET_INIT_STATE),
