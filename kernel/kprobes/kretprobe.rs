@@ -263,23 +263,28 @@ pub fn instance_returned<A: KretprobeStore>(a: &A, rp: A::Kretprobe) {
     a.grow_note_put(rp);
 }
 
-/// The worker of a growing pool: adds chunks until the pools reach [`grow_target`] (process
-/// context, may sleep, no lock of the core held). A chunk that cannot be allocated ends the
-/// work; the next miss kicks it again.
+/// The worker of a growing pool: adds a chunk towards [`grow_target`], then looks at the
+/// counts again, until the pools reach the target of what it last saw (process context, may
+/// sleep, no lock of the core held). Looking again after each chunk keeps up with a burst whose
+/// callers kept entering while the chunk was allocated. At most [`GROW_MAX_POOLS`] chunks are
+/// ever added, so the loop ends. A chunk that cannot be allocated ends the work; the next miss
+/// kicks it again.
+///
+/// [`GROW_MAX_POOLS`]: super::kretprobe_grow::GROW_MAX_POOLS
 pub fn grow_work<A: KretprobeStore>(a: &A, rp: A::Kretprobe) {
-    let Some(mut c) = a.grow_counts(rp) else {
-        return;
-    };
-    let target = grow_target(&c);
-    while c.total < target {
-        let n = next_chunk(&c);
+    while let Some(c) = a.grow_counts(rp) {
+        let target = grow_target(&c);
+        let n = if c.total < target {
+            next_chunk(&c, target)
+        } else {
+            0
+        };
+        // The misses seen are in the target now (or the pools are at the cap): forget them.
+        a.grow_forget_wanted(rp, c.wanted);
         if n == 0 || a.grow_add_pool(rp, n).is_err() {
-            break;
+            return;
         }
-        c.total = c.total.saturating_add(n);
-        c.pools = c.pools.saturating_add(1);
     }
-    a.grow_forget_wanted(rp, c.wanted);
 }
 
 /// The objpool path's per-task instance lists (`!KRETPROBE_ON_RETHOOK`, arm64).

@@ -16,7 +16,7 @@
 //! still in flight. The hit path counts the instances in flight and the entries it missed; the
 //! worker grows the pools to the demand those show ([`grow_target`]), so a burst of sleepers
 //! that all returned before the worker ran still leaves a pool the next burst fits in. A growing kretprobe therefore has extra pools, "chunks", tried in order after
-//! its first one; each chunk doubles the instances (at least one more) up to the cap, and the
+//! its first one; each chunk at least doubles the instances up to the cap, and the
 //! last chunk there is room for takes everything up to the cap, so at most [`GROW_MAX_POOLS`]
 //! extra pools exist whatever the cap. All are freed at unregistration, as the first one is.
 
@@ -59,13 +59,17 @@ pub fn grow_cap(maxactive: i32, grow_max: i32) -> Result<Option<u32>> {
         .map(|_| cap))
 }
 
-/// The low-water mark: a pool grows when fewer instances than this are free.
+/// The low-water mark: a pool grows when fewer than half its instances are free.
+///
+/// Half, not less: the worker is a scheduled thread, and a burst of callers that all sleep in
+/// the function (the case growing is for) keeps entering while it is woken; the earlier the
+/// kick, the fewer of them find the pools empty.
 pub const fn low_water(total: u32) -> u32 {
-    let q = total / 4;
-    if q == 0 {
+    let half = total / 2;
+    if half == 0 {
         1
     } else {
-        q
+        half
     }
 }
 
@@ -80,18 +84,24 @@ pub fn should_grow(c: &GrowCounts) -> bool {
         && (c.wanted > 0 || c.total.saturating_sub(c.in_flight) < low_water(c.total))
 }
 
-/// How many instances the worker grows the pools to: the calls in flight and those missed since
-/// it last looked, plus the low-water mark of that, within the cap. At or below `total`: no
-/// growth.
+/// How many instances the worker grows the pools to: twice the demand (the calls in flight and
+/// those missed since it last looked), within the cap. At or below `total`: no growth.
+///
+/// Twice, so that a pool grown to its target is at its low-water mark ([`low_water`]) and no
+/// sooner under it: the worker, which looks again after each chunk, stops there.
 pub fn grow_target(c: &GrowCounts) -> u32 {
     let demand = c.in_flight.saturating_add(c.wanted);
-    demand.saturating_add(low_water(demand)).min(c.cap)
+    demand.saturating_mul(2).min(c.cap)
 }
 
-/// The instances of the next chunk: as many as the pools hold already (at least one), within the
-/// cap and the room of one `objpool`; the last chunk allowed takes everything up to the cap.
-/// 0 when nothing may be added.
-pub fn next_chunk(c: &GrowCounts) -> u32 {
+/// The instances of the next chunk towards `target`: what the target still lacks, but at least
+/// as many as the pools hold already (so the pools at least double, and a cap is reached within
+/// [`GROW_MAX_POOLS`]), within the cap and the room of one `objpool`; the last chunk allowed takes
+/// everything up to the cap. 0 when nothing may be added.
+///
+/// One chunk to the target rather than doublings towards it: each chunk is an allocation the
+/// callers of a burst keep entering during.
+pub fn next_chunk(c: &GrowCounts, target: u32) -> u32 {
     if c.pools >= GROW_MAX_POOLS {
         return 0;
     }
@@ -99,6 +109,6 @@ pub fn next_chunk(c: &GrowCounts) -> u32 {
     if c.pools + 1 == GROW_MAX_POOLS {
         room
     } else {
-        c.total.max(1).min(room)
+        c.total.max(1).max(target.saturating_sub(c.total)).min(room)
     }
 }
