@@ -82,6 +82,12 @@
  *	recursive function); a probe that never missed is not listed.
  * rkc_kretprobe_pool - maxactive 1 and a recursive function: the pool runs
  *	out, rp->nmissed counts the misses, the outermost return is seen.
+ * rkc_kretprobe_grow - issue 40, only on the Rust core's rethook path (C
+ *	ignores grow_max): a grow_max below 0 or above OBJPOOL_NR_OBJECT_MAX is
+ *	-EINVAL; one at most maxactive keeps the fixed pool; maxactive 1 with
+ *	grow_max 8 and a recursive function: once its worker has run, depths
+ *	that missed return without a miss, until the cap, beyond which each call
+ *	misses what exceeds it; kprobes/missed counts them all as no_instance.
  * rkc_kretprobe_data - data_size (the maximum, 4096) reaches the handlers:
  *	the entry handler writes ri->data, the return handler reads it back.
  * rkc_kretprobe_entry_fail - an entry_handler returning non-zero suppresses
@@ -1438,6 +1444,91 @@ static void rkc_kretprobe_pool(struct kunit *test)
 	rkc_unreg_krp(test, &r3->rp);
 }
 
+/* Nested calls of rkc_f_recurse(depth) until one misses nothing, or 10 s. */
+static bool rkc_grown_for(struct rkc_krp *r, int depth)
+{
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		unsigned long before = r->rp.nmissed + r->rp.kp.nmissed;
+
+		RKC_CALL(rkc_f_recurse, depth);
+		if (r->rp.nmissed + r->rp.kp.nmissed == before)
+			return true;
+		msleep(50);
+	}
+	return false;
+}
+
+/* The misses of one rkc_f_recurse(depth): depth + 1 calls in flight. */
+static long rkc_misses_of_call(struct rkc_krp *r, int depth)
+{
+	unsigned long before = r->rp.nmissed + r->rp.kp.nmissed;
+
+	RKC_CALL(rkc_f_recurse, depth);
+	return r->rp.nmissed + r->rp.kp.nmissed - before;
+}
+
+static void rkc_kretprobe_grow(struct kunit *test)
+{
+	struct rkc_krp *r;
+	unsigned long off;
+	int ret;
+
+	if (!IS_ENABLED(CONFIG_KRETPROBES))
+		kunit_skip(test, "CONFIG_KRETPROBES is off");
+	if (!IS_ENABLED(CONFIG_KPROBES_RUST))
+		kunit_skip(test, "upstream C has no growing kretprobe pools: it ignores grow_max (issue 40): only run on the Rust core");
+	if (!IS_ENABLED(CONFIG_KRETPROBE_ON_RETHOOK))
+		kunit_skip(test, "growing pools are built on the rethook path only: on this arch's objpool path the Rust core accepts grow_max and keeps the fixed pool (issue 40, not done)");
+
+	/* Refused: a negative cap, or one no objpool holds. */
+	r = rkc_krp_new(test, "rkc_f_recurse", NULL, 0, false);
+	r->rp.maxactive = 1;
+	r->rp.grow_max = -1;
+	RKC_EXPECT_INT(test, "negative.register", rkc_reg_krp(test, &r->rp), -EINVAL);
+	r = rkc_krp_new(test, "rkc_f_recurse", NULL, 0, false);
+	r->rp.maxactive = 1;
+	r->rp.grow_max = (1 << 24) + 1;
+	RKC_EXPECT_INT(test, "too_big.register", rkc_reg_krp(test, &r->rp), -EINVAL);
+
+	/* A cap at maxactive: the fixed pool, misses and all. */
+	r = rkc_krp_new(test, "rkc_f_recurse", NULL, 0, false);
+	r->rp.maxactive = 1;
+	r->rp.grow_max = 1;
+	RKC_EXPECT_INT(test, "cap_1.register", rkc_reg_krp(test, &r->rp), 0);
+	RKC_EXPECT_INT(test, "cap_1.first_call_missed", rkc_misses_of_call(r, 2), 2);
+	msleep(200);
+	RKC_EXPECT_INT(test, "cap_1.later_call_missed", rkc_misses_of_call(r, 2), 2);
+	RKC_EXPECT_INT(test, "cap_1.handler", r->ret, 2);
+	rkc_unreg_krp(test, &r->rp);
+
+	/* maxactive 1 growing to 8. */
+	r = rkc_krp_new(test, "rkc_f_recurse", NULL, 0, false);
+	r->rp.maxactive = 1;
+	r->rp.grow_max = 8;
+	ret = rkc_reg_krp(test, &r->rp);
+	RKC_EXPECT_INT(test, "grow_8.register", ret, 0);
+	if (ret)
+		return;
+	/* The first entry kicks the worker, which may grow the pool before the nested ones. */
+	RKC_EXPECT_INT(test, "grow_8.first_call_missed_at_most_2", rkc_misses_of_call(r, 2) <= 2, 1);
+	RKC_EXPECT_INT(test, "grow_8.depth_3_grown_within_10s", rkc_grown_for(r, 2), 1);
+	RKC_EXPECT_INT(test, "grow_8.depth_3_missed", rkc_misses_of_call(r, 2), 0);
+	RKC_EXPECT_INT(test, "grow_8.depth_7_grown_within_10s", rkc_grown_for(r, 6), 1);
+	RKC_EXPECT_INT(test, "grow_8.depth_7_missed", rkc_misses_of_call(r, 6), 0);
+	/* At the cap: 8 instances (each chunk makes an even total or the cap), 10 calls in flight. */
+	RKC_EXPECT_INT(test, "grow_8.depth_10_first_missed", rkc_misses_of_call(r, 9), 2);
+	msleep(200);
+	RKC_EXPECT_INT(test, "grow_8.depth_10_later_missed", rkc_misses_of_call(r, 9), 2);
+	RKC_EXPECT_INT(test, "grow_8.kp_nmissed", r->rp.kp.nmissed, 0);
+	off = rkc_off(&r->rp.kp, rkc_f_recurse);
+	RKC_EXPECT_STR(test, "grow_8.missed", rkc_missed_of(test, "rkc_f_recurse"),
+		       rkc_missed_line(test, "r", "rkc_f_recurse", off, 0, r->rp.nmissed));
+	rkc_unreg_krp(test, &r->rp);
+	RKC_EXPECT_STR(test, "unregistered.missed", rkc_missed_of(test, "rkc_f_recurse"), "");
+}
+
 static void rkc_kretprobe_data(struct kunit *test)
 {
 	struct rkc_krp *r;
@@ -2379,6 +2470,7 @@ static struct kunit_case rkc_cases[] = {
 	KUNIT_CASE(rkc_recursion_nmissed),
 	KUNIT_CASE(rkc_missed_by_cause),
 	KUNIT_CASE(rkc_kretprobe_pool),
+	KUNIT_CASE(rkc_kretprobe_grow),
 	KUNIT_CASE(rkc_kretprobe_data),
 	KUNIT_CASE(rkc_kretprobe_entry_fail),
 	KUNIT_CASE(rkc_list_tags),
