@@ -57,11 +57,15 @@ HIT_CASES = [
     ("kprobe-opt", "kprobe, after the optimizer ran"),
     ("kprobe-ftrace", "kprobe at an ftrace site"),
     ("kretprobe", "kretprobe (maxactive 16)"),
+    ("kretprobe-grow", "kretprobe (maxactive 16), growing pool on (grow_max 1024; C ignores it)"),
     ("kprobe+kretprobe", "kprobe + kretprobe on the same function"),
     ("hash-1", "kprobe + post handler, 1 other probe registered"),
     ("hash-64", "kprobe + post handler, 64 other probes registered"),
     ("hash-4096", "kprobe + post handler, 4096 other probes registered"),
 ]
+# The per-hit rows whose Rust/C goal is not 1.00: a growing kretprobe pool (issue 40, Rust only,
+# opt-in) may cost a hit 5% more than C's fixed pool.
+HIT_GOALS = {"kretprobe-grow": 1.05}
 # The per-hit cases whose probe has a post handler (which keeps it on int3: neither boosted nor
 # optimized), so the post handler must run on every hit.
 POST_CASES = ("kprobe-post", "kprobe-jcc", "kprobe-call", "kprobe-riprel")
@@ -240,7 +244,7 @@ class Boot:
         if case not in self.hit:
             return "not measured"
         kp, krp, expected, post = self.hits.get(case, (0, 0, 0, 0))
-        want_kp = case != "kretprobe"
+        want_kp = not case.startswith("kretprobe")
         want_krp = "kretprobe" in case
         want_post = case in POST_CASES or case.startswith("hash-")
         if want_kp and kp != expected:
@@ -333,6 +337,14 @@ def _cell(values):
     med = statistics.median(values)
     lo, hi = min(values), max(values)
     return _fmt(med) if _fmt(lo) == _fmt(hi) else f"{_fmt(med)} ({_fmt(lo)}..{_fmt(hi)})"
+
+
+def _hit_goal(label):
+    """The Rust/C goal of a per-hit row, from its label (HIT_GOALS; 1.00 for the others)."""
+    for key, lbl in HIT_CASES:
+        if label.startswith(lbl + " (measured"):
+            return HIT_GOALS.get(key, 1.00)
+    return 1.00
 
 
 def _over_one(r):
@@ -469,8 +481,16 @@ def build_table(columns, boots, reps, calls, rust_absent, failed=None, impls=Non
             notes.append(f"{head}/C goals (per-hit, registration, memory <= 1.00): NOT MEASURED, {why}.")
         else:
             for kind, what in (("hit", "per-hit"), ("reg", "registration"), ("mem", "memory")):
-                over = [f"{lbl} ({_over_one(r)})" for r, lbl in ratios[o][kind] if r > 1.0]
-                notes.append(f"Goal {head}/C <= 1.00, {what}: " + ("met" if not over else "MISSED: " + "; ".join(over)))
+                over = [f"{lbl} ({_over_one(r)})" for r, lbl in ratios[o][kind]
+                        if r > 1.0 and not (kind == "hit" and _hit_goal(lbl) != 1.00)]
+                notes.append(f"Goal {head}/C <= 1.00, {what}"
+                             + (" (but the rows named below)" if kind == "hit" and HIT_GOALS else "") + ": "
+                             + ("met" if not over else "MISSED: " + "; ".join(over)))
+            for r, lbl in ratios[o]["hit"]:
+                goal = _hit_goal(lbl)
+                if goal != 1.00:
+                    notes.append(f"Goal {head}/C <= {goal:.2f}, {lbl.split(' (measured')[0]}: "
+                                 + ("met" if r <= goal else f"MISSED ({r:.2f})"))
             if ratios[o]["bulk"]:
                 goals = {lbl: goal for _, _, lbl, goal in BULK_CASES}
                 over = [f"{lbl} ({r:.2f} > {goals[lbl.split(' (guest ns')[0]]:.2f})" for r, lbl in ratios[o]["bulk"]

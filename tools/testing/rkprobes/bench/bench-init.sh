@@ -132,6 +132,7 @@ ctl kprobe target pre; wait_optimized rkb_target 1; hit kprobe-opt target rkb_ta
 ctl kprobe traced pre; settle; hit kprobe-ftrace traced rkb_traced
 
 ctl kretprobe target; settle; hit kretprobe target rkb_target
+ctl kretprobe target 1024; settle; hit kretprobe-grow target rkb_target
 ctl kprobe target pre; ctl kretprobe target; settle; hit kprobe+kretprobe target rkb_target
 
 # Hash scaling: the int3 kprobe registered first, then N others elsewhere.

@@ -373,16 +373,26 @@ static void rkb_init_kretprobe(struct kretprobe *rp, void *addr,
 	rp->maxactive = RKB_KRETPROBE_MAXACTIVE;
 }
 
-/* "kretprobe <target|traced>": the measured kretprobe. */
+/*
+ * "kretprobe <target|traced> [grow_max]": the measured kretprobe; with grow_max,
+ * a pool that may grow to that many instances (Rust core only; C ignores it).
+ * One call is in flight at a time, so the pool never grows: the figure is what
+ * a growing pool's accounting costs a hit.
+ */
 static int rkb_cmd_kretprobe(char *args)
 {
 	char *site_name = strsep(&args, " ");
+	char *grow = strsep(&args, " ");
 	enum rkb_site site;
+	int grow_max = 0;
 	int ret;
 
 	if (rkb_krp_armed || rkb_parse_site(site_name, &site))
 		return -EINVAL;
+	if (grow && kstrtoint(grow, 10, &grow_max))
+		return -EINVAL;
 	rkb_init_kretprobe(&rkb_krp, rkb_site_addr(site), rkb_ret);
+	rkb_krp.grow_max = grow_max;
 	ret = register_kretprobe(&rkb_krp);
 	if (ret) {
 		pr_err("register_kretprobe(%s): %d\n", site_name, ret);
