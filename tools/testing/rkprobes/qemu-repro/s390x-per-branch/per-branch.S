@@ -84,7 +84,7 @@ main:
 	mvc	LC_PGM_NEW_PSW(16, %r1), 0(%r2)
 
 	PUTS	"per-branch: PER instruction-fetch single-step of a branch, bare metal\n"
-	.irp	id, control, nt, tk, j, bras, bcrnt, bcrtk, fnt, ftk, fbcr
+	.irp	id, control, nt, tk, j, bras, bcrnt, bcrtk, fnt, ftk, fbcr, fj, fbras
 	larl	%r9, case_\id
 	brasl	%r14, run_case
 	.endr
@@ -345,6 +345,8 @@ sclp_write:
 	STEPCASE_FAR fnt, brc 8, fnt_T	/* condition code 1: not taken */
 	STEPCASE_FAR ftk, brc 8, ftk_T	/* condition code 0: taken */
 	STEPCASE_FAR fbcr, bcr 8, %r5	/* condition code 0: taken */
+	STEPCASE_FAR fj, brc 15, fj_T	/* j: unconditional */
+	STEPCASE_FAR fbras, bras %r6, fbras_T	/* unconditional call */
 
 	.section .rodata, "a"
 	.balign	8
@@ -377,6 +379,8 @@ what_\id:	.asciz	"\what"
 	CASEDESC fnt, brc-not-taken-far, "brc 8,T with condition code 1, T in the next page", PER_CC1, fnt_A, fnt_N, fnt_T
 	CASEDESC ftk, brc-taken-far, "brc 8,T with condition code 0, T in the next page", PER_NOCC, ftk_A, ftk_T, ftk_T
 	CASEDESC fbcr, bcr-taken-far, "bcr 8,%r5 (r5 = T) with condition code 0, T in the next page", PER_NOCC, fbcr_A, fbcr_T, fbcr_T
+	CASEDESC fj, j-taken-far, "brc 15,T (j), T in the next page", PER_NOCC, fj_A, fj_T, fj_T
+	CASEDESC fbras, bras-taken-far, "bras %r6,T, T in the next page", PER_NOCC, fbras_A, fbras_T, fbras_T
 
 	.balign	2
 hexdigits:	.ascii	"0123456789abcdef"
