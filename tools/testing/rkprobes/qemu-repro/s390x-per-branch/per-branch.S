@@ -78,7 +78,6 @@ _start:
 
 	.text
 main:
-	larl	%r15, stack_top
 	lghi	%r1, 0
 	larl	%r2, pgm_new_psw
 	mvc	LC_PGM_NEW_PSW(16, %r1), 0(%r2)
@@ -91,9 +90,11 @@ main:
 
 	PUTS	"per-branch: RESULT "
 	larl	%r10, counters
-	PUTHEX	0, %r10, 1
+	lg	%r2, 0(%r10)
+	brasl	%r14, putdec
 	PUTS	" passed, "
-	PUTHEX	8, %r10, 1
+	lg	%r2, 8(%r10)
+	brasl	%r14, putdec
 	PUTS	" failed\n"
 	j	shutdown
 
@@ -271,6 +272,25 @@ puthex:
 	lgr	%r2, %r4
 	j	sclp_write
 
+/* putdec: print r2, below 100, in decimal. Clobbers r0-r8. */
+putdec:
+	lghi	%r0, 0
+	lgr	%r1, %r2
+	lghi	%r5, 10
+	dlgr	%r0, %r5		/* r1 = tens, r0 = ones */
+	larl	%r4, hexbuf
+	lgr	%r2, %r4
+	lghi	%r3, 1
+	ltgr	%r1, %r1
+	je	1f
+	ahi	%r1, '0'
+	stc	%r1, 0(%r4)
+	la	%r4, 1(%r4)
+	lghi	%r3, 2
+1:	ahi	%r0, '0'
+	stc	%r0, 0(%r4)
+	j	sclp_write
+
 /*
  * sclp_write: write r3 bytes at r2 to the SCLP ASCII console, one Write
  * Event Data SCCB. QEMU completes the service call before servc returns;
@@ -397,6 +417,3 @@ hexbuf:		.fill	16, 1, 0
 	.bss
 	.balign	4096
 sccb:		.fill	4096, 1, 0
-		.fill	8192, 1, 0
-	.balign	8
-stack_top:
