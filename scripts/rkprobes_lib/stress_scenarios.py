@@ -240,6 +240,9 @@ def cmd_scenario(name, arch, impls, duration, timeout, base, debugs, cpus, tcg_a
 WAVE_RE = re.compile(r"\bRKG wave (\S+) (\d+) entries=(\d+) returns=(-?\d+) missed=(-?\d+)( timeout)?")
 EVENT_RE = re.compile(r"\bRKG event (\S+) (.*)$")
 EVENT_WAVE_RE = re.compile(r"\bRKG event-wave (\S+) (\d+) returns=(-?\d+) missed=(-?\d+)")
+# "RKG timeline <phase> <i> all_in=Tus allocs=K: num@+us/entries ...": when the worker began
+# each rethook_alloc() of a wave, and how many calls were inside the function then.
+TIMELINE_RE = re.compile(r"\bRKG timeline (\S+) (\d+) (all_in=.*)$")
 
 
 def kretgrow_phases(r):
@@ -306,6 +309,11 @@ def analyse_kretgrow(r, impl):
             ev_waves.setdefault(m.group(1), []).append(int(m.group(4)))
     for name, misses in ev_waves.items():
         lines.append(f"r: event {name}, nmissed per wave: {' '.join(map(str, misses))}")
+    for ln in r.lines:
+        m = TIMELINE_RE.search(ln)
+        if m:
+            lines.append(f"pools allocated in wave {m.group(2)} of {m.group(1)} (instances@time since the "
+                         f"wake-up/calls inside by then): {m.group(3)}")
     if impl == "c":
         if fixed and grow and _missed(grow) != _missed(fixed):
             problems.append(f"C ignores grow_max, but its grow phase missed {_missed(grow)}, "

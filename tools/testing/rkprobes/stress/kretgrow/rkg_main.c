@@ -71,6 +71,21 @@ static atomic_t rkg_inside;
 static atomic_t rkg_back;
 static DEFINE_MUTEX(rkg_run_lock);
 
+/*
+ * The growing pools' timeline of a wave: when each rethook_alloc() began
+ * (the worker at work), in ns since the wave's wake-up, and how many calls
+ * were inside the function then; printed after a wave that allocated.
+ */
+#define RKG_TIMELINE 8
+static struct {
+	s64 ns;
+	int entries;
+	int num;
+} rkg_tl[RKG_TIMELINE];
+static atomic_t rkg_tl_allocs;
+static bool rkg_tl_on;
+static ktime_t rkg_tl_t0;
+
 static atomic_long_t rkg_returns;
 static atomic_long_t rkg_pool_inits, rkg_pool_init_objs;
 static atomic_long_t rkg_pool_frees, rkg_pool_free_objs;
@@ -111,8 +126,19 @@ static int rkg_ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 /* rethook_alloc(data, handler, size, num) */
 static int rkg_pool_init_pre(struct kprobe *p, struct pt_regs *regs)
 {
+	int num = (int)regs_get_kernel_argument(regs, 3);
+
 	atomic_long_inc(&rkg_pool_inits);
-	atomic_long_add((int)regs_get_kernel_argument(regs, 3), &rkg_pool_init_objs);
+	atomic_long_add(num, &rkg_pool_init_objs);
+	if (READ_ONCE(rkg_tl_on)) {
+		int n = atomic_inc_return(&rkg_tl_allocs) - 1;
+
+		if (n < RKG_TIMELINE) {
+			rkg_tl[n].ns = ktime_to_ns(ktime_sub(ktime_get(), rkg_tl_t0));
+			rkg_tl[n].entries = atomic_read(&rkg_inside);
+			rkg_tl[n].num = num;
+		}
+	}
 	return 0;
 }
 
@@ -143,22 +169,40 @@ static bool rkg_one_wave(const char *phase, unsigned int i, struct kretprobe *rp
 	int missed0 = rp ? READ_ONCE(rp->nmissed) : 0;
 	unsigned int wave, entries;
 	bool ok = true;
+	int allocs;
+	s64 all_in;
 
 	atomic_set(&rkg_inside, 0);
 	atomic_set(&rkg_back, 0);
+	atomic_set(&rkg_tl_allocs, 0);
 	wave = READ_ONCE(rkg_wave) + 1;
+	rkg_tl_t0 = ktime_get();
+	WRITE_ONCE(rkg_tl_on, true);
 	WRITE_ONCE(rkg_wave, wave);
 	wake_up_all(&rkg_start_wq);
 	if (!wait_event_timeout(rkg_done_wq, atomic_read(&rkg_inside) == sleepers, 60 * HZ))
 		ok = false;
+	all_in = ktime_to_ns(ktime_sub(ktime_get(), rkg_tl_t0));
 	entries = atomic_read(&rkg_inside);
 	WRITE_ONCE(rkg_released, wave);
 	wake_up_all(&rkg_release_wq);
 	if (!wait_event_timeout(rkg_done_wq, atomic_read(&rkg_back) == sleepers, 60 * HZ))
 		ok = false;
+	WRITE_ONCE(rkg_tl_on, false);
 	pr_info("RKG wave %s %u entries=%u returns=%ld missed=%d%s\n", phase, i, entries,
 		atomic_long_read(&rkg_returns) - returns0,
 		rp ? READ_ONCE(rp->nmissed) - missed0 : 0, ok ? "" : " timeout");
+	allocs = atomic_read(&rkg_tl_allocs);
+	if (allocs) {
+		char line[RKG_TIMELINE * 32] = "";
+		int n, len = 0;
+
+		for (n = 0; n < min(allocs, RKG_TIMELINE); n++)
+			len += scnprintf(line + len, sizeof(line) - len, " %d@%lldus/%d",
+					 rkg_tl[n].num, rkg_tl[n].ns / 1000, rkg_tl[n].entries);
+		pr_info("RKG timeline %s %u all_in=%lldus allocs=%d:%s\n", phase, i,
+			all_in / 1000, allocs, line);
+	}
 	return ok;
 }
 
