@@ -240,8 +240,9 @@ def cmd_scenario(name, arch, impls, duration, timeout, base, debugs, cpus, tcg_a
 WAVE_RE = re.compile(r"\bRKG wave (\S+) (\d+) entries=(\d+) returns=(-?\d+) missed=(-?\d+)( timeout)?")
 EVENT_RE = re.compile(r"\bRKG event (\S+) (.*)$")
 EVENT_WAVE_RE = re.compile(r"\bRKG event-wave (\S+) (\d+) returns=(-?\d+) missed=(-?\d+)")
-# "RKG timeline <phase> <i> all_in=Tus allocs=K: num@+us/entries ...": when the worker began
-# each rethook_alloc() of a wave, and how many calls were inside the function then.
+# "RKG timeline <phase> <i> all_in=Tus allocs=K: num@+us/entries-+us ...": when the worker began
+# each rethook_alloc() of a wave, how many calls were inside the function then, and when it
+# published the pool (0 on C, which has no such step).
 TIMELINE_RE = re.compile(r"\bRKG timeline (\S+) (\d+) (all_in=.*)$")
 
 
@@ -313,7 +314,7 @@ def analyse_kretgrow(r, impl):
         m = TIMELINE_RE.search(ln)
         if m:
             lines.append(f"pools allocated in wave {m.group(2)} of {m.group(1)} (instances@time since the "
-                         f"wake-up/calls inside by then): {m.group(3)}")
+                         f"wake-up/calls inside by then-published at): {m.group(3)}")
     if impl == "c":
         if fixed and grow and _missed(grow) != _missed(fixed):
             problems.append(f"C ignores grow_max, but its grow phase missed {_missed(grow)}, "

@@ -73,16 +73,20 @@ static DEFINE_MUTEX(rkg_run_lock);
 
 /*
  * The growing pools' timeline of a wave: when each rethook_alloc() began
- * (the worker at work), in ns since the wave's wake-up, and how many calls
- * were inside the function then; printed after a wave that allocated.
+ * (the worker at work), in ns since the wave's wake-up, how many calls were
+ * inside the function then, and when the Rust core published it (the
+ * allocation's end); printed after a wave that allocated.
  */
 #define RKG_TIMELINE 8
 static struct {
 	s64 ns;
 	int entries;
 	int num;
+	s64 published_ns;
 } rkg_tl[RKG_TIMELINE];
-static atomic_t rkg_tl_allocs;
+static atomic_t rkg_tl_allocs, rkg_tl_publishes;
+/* The Rust core's publish of a grown pool: the allocation's end (none on C). */
+static bool rkg_tl_publish;
 static bool rkg_tl_on;
 static ktime_t rkg_tl_t0;
 
@@ -157,6 +161,23 @@ static struct kprobe rkg_kp_init = {
 	.pre_handler = rkg_pool_init_pre,
 };
 
+/* rkp_kretprobe_grow_publish(g, rh, n): the worker has allocated a pool */
+static int rkg_publish_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	if (READ_ONCE(rkg_tl_on)) {
+		int n = atomic_inc_return(&rkg_tl_publishes) - 1;
+
+		if (n < RKG_TIMELINE)
+			rkg_tl[n].published_ns = ktime_to_ns(ktime_sub(ktime_get(), rkg_tl_t0));
+	}
+	return 0;
+}
+
+static struct kprobe rkg_kp_publish = {
+	.symbol_name = "rkp_kretprobe_grow_publish",
+	.pre_handler = rkg_publish_pre,
+};
+
 static struct kprobe rkg_kp_free = {
 	.symbol_name = "rethook_fini_pool",
 	.pre_handler = rkg_pool_free_pre,
@@ -175,6 +196,8 @@ static bool rkg_one_wave(const char *phase, unsigned int i, struct kretprobe *rp
 	atomic_set(&rkg_inside, 0);
 	atomic_set(&rkg_back, 0);
 	atomic_set(&rkg_tl_allocs, 0);
+	atomic_set(&rkg_tl_publishes, 0);
+	memset(rkg_tl, 0, sizeof(rkg_tl));
 	wave = READ_ONCE(rkg_wave) + 1;
 	rkg_tl_t0 = ktime_get();
 	WRITE_ONCE(rkg_tl_on, true);
@@ -194,12 +217,13 @@ static bool rkg_one_wave(const char *phase, unsigned int i, struct kretprobe *rp
 		rp ? READ_ONCE(rp->nmissed) - missed0 : 0, ok ? "" : " timeout");
 	allocs = atomic_read(&rkg_tl_allocs);
 	if (allocs) {
-		char line[RKG_TIMELINE * 32] = "";
+		char line[RKG_TIMELINE * 40] = "";
 		int n, len = 0;
 
 		for (n = 0; n < min(allocs, RKG_TIMELINE); n++)
-			len += scnprintf(line + len, sizeof(line) - len, " %d@%lldus/%d",
-					 rkg_tl[n].num, rkg_tl[n].ns / 1000, rkg_tl[n].entries);
+			len += scnprintf(line + len, sizeof(line) - len, " %d@%lldus/%d-%lldus",
+					 rkg_tl[n].num, rkg_tl[n].ns / 1000, rkg_tl[n].entries,
+					 rkg_tl[n].published_ns / 1000);
 		pr_info("RKG timeline %s %u all_in=%lldus allocs=%d:%s\n", phase, i,
 			all_in / 1000, allocs, line);
 	}
@@ -323,6 +347,7 @@ static int __init rkg_init(void)
 	rkg_threads = kcalloc(sleepers, sizeof(*rkg_threads), GFP_KERNEL);
 	if (!rkg_threads)
 		return -ENOMEM;
+	rkg_tl_publish = !register_kprobe(&rkg_kp_publish);
 	rkg_accounting = !register_kprobe(&rkg_kp_init);
 	if (rkg_accounting && register_kprobe(&rkg_kp_free)) {
 		unregister_kprobe(&rkg_kp_init);
@@ -334,6 +359,8 @@ static int __init rkg_init(void)
 			int err = PTR_ERR(rkg_threads[i]);
 
 			rkg_stop();
+			if (rkg_tl_publish)
+				unregister_kprobe(&rkg_kp_publish);
 			if (rkg_accounting) {
 				unregister_kprobe(&rkg_kp_free);
 				unregister_kprobe(&rkg_kp_init);
@@ -349,6 +376,8 @@ static int __init rkg_init(void)
 static void __exit rkg_exit(void)
 {
 	rkg_stop();
+	if (rkg_tl_publish)
+		unregister_kprobe(&rkg_kp_publish);
 	if (rkg_accounting) {
 		unregister_kprobe(&rkg_kp_free);
 		unregister_kprobe(&rkg_kp_init);
