@@ -396,9 +396,9 @@ unsigned int rkp_num_possible_cpus(void)
 	return num_possible_cpus();
 }
 
-/* ---- growing kretprobe pools on the rethook path (issue 40; Rust only) ---- */
+/* ---- growing kretprobe pools (issue 40; Rust only) ---- */
 
-#ifdef CONFIG_KRETPROBE_ON_RETHOOK
+#ifdef CONFIG_KRETPROBES
 /*
  * The worker of every growing pool: one kthread, created with the first
  * growing kretprobe and kept, at the lowest SCHED_FIFO priority. The calls
@@ -466,6 +466,32 @@ struct rkp_kretprobe_grow *rkp_kretprobe_grow_alloc(struct kretprobe *rp, unsign
 	return g;
 }
 
+/*
+ * Stops @pool from being used by its kretprobe, as unregistration does with
+ * rp->rh or rp->rph: rethook_free() (which frees it after a grace period,
+ * its in-flight nodes when they return), or the holder loses its kretprobe
+ * (instances returning after this are dropped from the pool).
+ */
+static void rkp_kretprobe_pool_detach(struct rkp_kretprobe_pool *pool)
+{
+#ifdef CONFIG_KRETPROBE_ON_RETHOOK
+	rethook_free(pool);
+#else
+	rcu_assign_pointer(pool->rp, NULL);
+#endif
+}
+
+/*
+ * After the detach and a grace period: free_rp_inst() of a holder, whose
+ * objpool frees it with its last object. A rethook freed itself.
+ */
+static void rkp_kretprobe_pool_release(struct rkp_kretprobe_pool *pool)
+{
+#ifndef CONFIG_KRETPROBE_ON_RETHOOK
+	objpool_fini(&pool->pool);
+#endif
+}
+
 /* Probe-hit path, any context (NMI included): irq_work_queue() is NMI-safe. */
 void rkp_kretprobe_grow_kick(struct rkp_kretprobe_grow *g)
 {
@@ -474,32 +500,38 @@ void rkp_kretprobe_grow_kick(struct rkp_kretprobe_grow *g)
 NOKPROBE_SYMBOL(rkp_kretprobe_grow_kick);
 
 /*
- * The worker: publish @rh (@n instances, data rp) as the next pool, or
- * free it when the kretprobe is being unregistered or has every pool.
+ * The worker: publish @pool (@n instances of rp; a holder gets its rp here)
+ * as the next pool, or free it when the kretprobe is being unregistered or
+ * has every pool.
  */
-int rkp_kretprobe_grow_publish(struct rkp_kretprobe_grow *g, struct rethook *rh,
+int rkp_kretprobe_grow_publish(struct rkp_kretprobe_grow *g, struct rkp_kretprobe_pool *pool,
 			       unsigned int n)
 {
 	int ret = -ENOENT;
 
 	mutex_lock(&g->lock);
 	if (!g->dying && g->npools < RKP_GROW_MAX_POOLS) {
-		WRITE_ONCE(g->pools[g->npools], rh);
+#ifndef CONFIG_KRETPROBE_ON_RETHOOK
+		rcu_assign_pointer(pool->rp, g->rp);
+#endif
+		WRITE_ONCE(g->pools[g->npools], pool);
 		WRITE_ONCE(g->total, g->total + n);
 		/* Pairs with the hit path's acquire: pools[] before npools. */
 		smp_store_release(&g->npools, g->npools + 1);
 		ret = 0;
 	}
 	mutex_unlock(&g->lock);
-	if (ret)
-		rethook_free(rh);
+	if (ret) {
+		rkp_kretprobe_pool_detach(pool);
+		rkp_kretprobe_pool_release(pool);
+	}
 	return ret;
 }
 
 /*
- * Unregistration, once the probe is out of the text and the hash (as
- * rethook_free(rp->rh)): no pool is published any more, and each extra
- * pool is freed after a grace period, its in-flight nodes when they return.
+ * Unregistration, once the probe is out of the text and the hash, where
+ * rp->rh or rp->rph is detached: no pool is published any more, and each
+ * extra pool is detached as that one is.
  */
 void rkp_kretprobe_grow_detach(struct rkp_kretprobe_grow *g)
 {
@@ -510,20 +542,24 @@ void rkp_kretprobe_grow_detach(struct rkp_kretprobe_grow *g)
 	n = g->npools;
 	mutex_unlock(&g->lock);
 	for (i = 0; i < n; i++)
-		rethook_free(g->pools[i]);
+		rkp_kretprobe_pool_detach(g->pools[i]);
 }
 
 /*
  * After the grace period that follows the detach (or a failed registration):
  * no hit reads @g or kicks it any more; wait for a kick and a worker still
- * running, then free it.
+ * running, release the extra pools as the first one is, then free @g.
  */
 void rkp_kretprobe_grow_free(struct rkp_kretprobe_grow *g)
 {
+	unsigned int i;
+
 	irq_work_sync(&g->kick);
 	kthread_cancel_work_sync(&g->work);
 	if (!g->dying)
 		rkp_kretprobe_grow_detach(g);
+	for (i = 0; i < g->npools; i++)
+		rkp_kretprobe_pool_release(g->pools[i]);
 	mutex_destroy(&g->lock);
 	kfree(g);
 }

@@ -60,15 +60,28 @@ void __noreturn rkp_kretprobe_ret_addr_bug(void);
 
 #ifdef CONFIG_KRETPROBE_ON_RETHOOK
 void rkp_warn_kretprobe_rethook_handler(void);
+#endif
 
+#ifdef CONFIG_KRETPROBES
 /* kretprobe_grow::GROW_MAX_POOLS: the extra pools of one growing kretprobe. */
 #define RKP_GROW_MAX_POOLS 16
 
+/* The kind of a kretprobe's instance pool: rp->rh's, or rp->rph's. */
+#ifdef CONFIG_KRETPROBE_ON_RETHOOK
+#define rkp_kretprobe_pool rethook
+#else
+#define rkp_kretprobe_pool kretprobe_holder
+#endif
+
 /*
- * A growing kretprobe's extra pools (issue 40), rp->grow: extra rethooks
- * tried in order after rp->rh. total, in_flight and wanted are atomics of
- * the Rust glue (glue/rethook.rs); pools[] up to npools, npools and dying
- * change under lock only, npools last with a release.
+ * A growing kretprobe's extra pools (issue 40), rp->grow, tried in order
+ * after its first one (rp->rh or rp->rph). On the objpool path each extra
+ * pool is a kretprobe_holder of its own, whose instances point back to it:
+ * an instance goes back to the pool it came from, is dropped from it once
+ * the kretprobe is gone, and the holder goes with its pool's last object,
+ * as rp->rph does. total, in_flight and wanted are atomics of the Rust glue
+ * (glue/grow.rs); pools[] up to npools, npools and dying change under lock
+ * only, npools last with a release.
  */
 struct rkp_kretprobe_grow {
 	struct kretprobe *rp;
@@ -78,7 +91,7 @@ struct rkp_kretprobe_grow {
 	unsigned int wanted;
 	unsigned int npools;
 	bool dying;
-	struct rethook *pools[RKP_GROW_MAX_POOLS];
+	struct rkp_kretprobe_pool *pools[RKP_GROW_MAX_POOLS];
 	struct mutex lock;
 	struct irq_work kick;
 	struct kthread_work work;
@@ -87,11 +100,11 @@ struct rkp_kretprobe_grow {
 struct rkp_kretprobe_grow *rkp_kretprobe_grow_alloc(struct kretprobe *rp, unsigned int cap,
 						   unsigned int total);
 void rkp_kretprobe_grow_kick(struct rkp_kretprobe_grow *g);
-int rkp_kretprobe_grow_publish(struct rkp_kretprobe_grow *g, struct rethook *rh,
+int rkp_kretprobe_grow_publish(struct rkp_kretprobe_grow *g, struct rkp_kretprobe_pool *pool,
 			       unsigned int n);
 void rkp_kretprobe_grow_detach(struct rkp_kretprobe_grow *g);
 void rkp_kretprobe_grow_free(struct rkp_kretprobe_grow *g);
-/* Defined in Rust (glue/rethook.rs). */
+/* Defined in Rust (glue/grow.rs). */
 void rkp_kretprobe_grow_work(struct kretprobe *rp);
 #endif
 void rkp_warn___get_insn_slot(void);

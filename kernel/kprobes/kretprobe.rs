@@ -256,8 +256,9 @@ pub fn pre_handler_kretprobe<A: KretprobeStore>(a: &A, rp: A::Kretprobe, regs: A
     0
 }
 
-/// The return path: an instance hooked by [`pre_handler_kretprobe`] came back (its function
-/// returned and the return handler ran).
+/// The return path on the rethook path: an instance hooked by [`pre_handler_kretprobe`] came back
+/// (its function returned and the return handler ran). The objpool path notes it in
+/// [`recycle_rp_inst`].
 #[inline(always)]
 pub fn instance_returned<A: KretprobeStore>(a: &A, rp: A::Kretprobe) {
     a.grow_note_put(rp);
@@ -349,8 +350,12 @@ pub trait TaskInstances {
     fn instruction_pointer_set(&self, regs: Self::Regs, addr: usize);
     /// `arch_kretprobe_fixup_return(regs, addr)`.
     fn arch_kretprobe_fixup_return(&self, regs: Self::Regs, addr: usize);
-    /// `objpool_push(ri, &rp->rph->pool)`.
+    /// `objpool_push(ri, &rp->rph->pool)`: back to the pool `ri` came from (`ri->rph`'s; an
+    /// extra pool of a growing kretprobe has a holder of its own).
     fn pool_push(&self, rp: Self::Kretprobe, ri: Self::Instance);
+    /// [`KretprobeStore::grow_note_put`]: an instance of a growing pool went back; nothing for a
+    /// fixed pool.
+    fn note_instance_back(&self, rp: Self::Kretprobe);
     /// `call_rcu(&ri->rcu, free_rp_inst_rcu)`: drop `ri` from its orphaned pool after a grace
     /// period.
     fn drop_instance_rcu(&self, ri: Self::Instance);
@@ -369,11 +374,15 @@ pub fn hook_instance<A: TaskInstances>(a: &A, ri: A::Instance, regs: A::Regs) {
 }
 
 /// `recycle_rp_inst()`: back to the pool, or, when the kretprobe is gone, freed after a grace
-/// period (an orphaned pool goes when its last object is dropped).
+/// period (an orphaned pool goes when its last object is dropped). A growing pool counts it back
+/// only while the kretprobe is there: its counts go with it.
 #[inline(always)]
 pub fn recycle_rp_inst<A: TaskInstances>(a: &A, ri: A::Instance) {
     match a.get_kretprobe(ri) {
-        Some(rp) => a.pool_push(rp, ri),
+        Some(rp) => {
+            a.note_instance_back(rp);
+            a.pool_push(rp, ri);
+        }
         None => a.drop_instance_rcu(ri),
     }
 }

@@ -57,7 +57,7 @@ SCENARIOS = {
         "right behind the first rethook_free() of each unregistration"),
     "kretprobe-grow": Scenario(
         "kretprobe-grow", "kretgrow", ("Kbuild", "rkg_main.c"), "rkprobes_kretgrow.ko",
-        ("x86_64",), "kunit", "RKG", ("freed",),
+        ("x86_64", "arm64"), "kunit", "RKG", ("freed",),
         "256 kthreads sleeping inside one kretprobed function (default maxactive) in waves: a fixed pool, "
         "grow_max 1024, and an r: event with debug.kretprobe-grow 0 and 1024; returns, entries, nmissed",
         analyse=lambda r, impl: analyse_kretgrow(r, impl)),

@@ -91,10 +91,13 @@ pub(super) use kernel::bindings::{
 };
 
 #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+pub(super) use kernel::bindings::rkp_warn_kretprobe_rethook_handler;
+
+#[cfg(CONFIG_KRETPROBES)]
 pub(super) use kernel::bindings::{
     rkp_kretprobe_grow, rkp_kretprobe_grow_alloc, rkp_kretprobe_grow_detach,
     rkp_kretprobe_grow_free, rkp_kretprobe_grow_kick, rkp_kretprobe_grow_publish,
-    rkp_warn_kretprobe_rethook_handler, RKP_GROW_MAX_POOLS,
+    RKP_GROW_MAX_POOLS,
 };
 
 #[cfg(CONFIG_OPTPROBES)]

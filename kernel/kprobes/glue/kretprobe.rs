@@ -8,13 +8,14 @@
 //! registration and is either a rethook's objpool (`KRETPROBE_ON_RETHOOK`: x86, riscv,
 //! loongarch; [`super::rethook`]) or a `kretprobe_holder`'s objpool with per-task instance lists
 //! (arm64; [`super::objpool`]). The fields common to both are read here. Growing pools
-//! (`rp->grow_max`, issue 40) are wired on the rethook path only; on the objpool path a
-//! `grow_max` is accepted and the pool stays fixed, as with the C core.
+//! (`rp->grow_max`, issue 40) are wired on both paths ([`super::grow`]): extra rethooks, or
+//! extra holders with their own objpools.
 
 use core::ptr::{self, addr_of, addr_of_mut, NonNull};
 
 use kernel::bindings;
 
+use super::grow;
 use super::handle::{Kernel, Kp, Krp, KERNEL};
 #[cfg(not(CONFIG_KRETPROBE_ON_RETHOOK))]
 use super::objpool as pool;
@@ -22,7 +23,6 @@ use super::objpool as pool;
 use super::rethook as pool;
 use crate::errno::Result;
 use crate::kretprobe::KretprobeStore;
-#[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
 use crate::kretprobe_grow::GrowCounts;
 
 impl KretprobeStore for Kernel {
@@ -124,39 +124,27 @@ impl KretprobeStore for Kernel {
         // SAFETY: `rp` live; READ_ONCE of a field its owner sets before registering.
         unsafe { ptr::read_volatile(addr_of!((*rp.as_ptr()).grow_max)) }
     }
-    // Growing pools on the rethook path; the objpool path (arm64) keeps the fixed pool.
-    #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
     fn grow_alloc(&self, rp: Krp, cap: u32) -> Result {
-        pool::grow_alloc(rp, cap, u32::try_from(self.maxactive(rp)).unwrap_or(0))
+        grow::grow_alloc(rp, cap, u32::try_from(self.maxactive(rp)).unwrap_or(0))
     }
-    #[cfg(not(CONFIG_KRETPROBE_ON_RETHOOK))]
-    fn grow_alloc(&self, _rp: Krp, _cap: u32) -> Result {
-        Ok(())
-    }
-    #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
     #[inline(always)]
     fn grow_note_take(&self, rp: Krp, taken: bool) -> Option<GrowCounts> {
-        pool::grow_note_take(rp, taken)
+        grow::grow_note_take(rp, taken)
     }
-    #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
     #[inline(always)]
     fn grow_note_put(&self, rp: Krp) {
-        pool::grow_note_put(rp);
+        grow::grow_note_put(rp);
     }
-    #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
     #[inline(always)]
     fn grow_kick(&self, rp: Krp) {
-        pool::grow_kick(rp);
+        grow::grow_kick(rp);
     }
-    #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
     fn grow_counts(&self, rp: Krp) -> Option<GrowCounts> {
-        pool::grow_counts(rp)
+        grow::grow_counts(rp)
     }
-    #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
     fn grow_forget_wanted(&self, rp: Krp, n: u32) {
-        pool::grow_forget_wanted(rp, n);
+        grow::grow_forget_wanted(rp, n);
     }
-    #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
     fn grow_add_pool(&self, rp: Krp, n: u32) -> Result {
         pool::grow_add_pool(rp, n, self.data_size(rp))
     }

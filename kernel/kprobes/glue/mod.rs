@@ -38,6 +38,8 @@ pub mod blacklist;
 pub mod carch;
 pub mod debugfs;
 pub mod exports;
+#[cfg(CONFIG_KRETPROBES)]
+pub mod grow;
 #[cfg(CONFIG_KPROBES_RUST_ARCH)]
 #[macro_use]
 pub(crate) mod hitcpu;

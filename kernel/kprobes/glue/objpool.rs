@@ -12,6 +12,13 @@
 //! `rph->rp` (RCU), instances still in flight then go back through `call_rcu()` and
 //! `objpool_drop()`, and the objpool frees the holder (`kretprobe_fini_pool`) with its last
 //! object. A task's list is only touched by that task, or once it is dead.
+//!
+//! Growing pools (issue 40, Rust only; [`super::grow`]): a kretprobe whose `grow_max` is above
+//! its `maxactive` has extra holders, each with its own objpool whose objects point back to it,
+//! tried in order after `rp->rph`. Every rule above holds per holder: an instance goes back to
+//! its own holder's pool (`ri->rph`, which is `rp->rph` for the first pool, as in C), the
+//! unregistration clears each holder's `rp` where it clears `rp->rph->rp`, releases each pool
+//! where it releases the first one, and each holder goes with its own pool's last object.
 
 use core::ffi::{c_int, c_ulong, c_void};
 use core::mem::offset_of;
@@ -19,6 +26,7 @@ use core::ptr::{self, addr_of, addr_of_mut, NonNull};
 
 use kernel::bindings;
 
+use super::grow::{extra_pools, grow_clear, grow_detach, grow_free, grow_note_put, grow_publish};
 use super::handle::Krp;
 use super::handle::{Kernel, Kp, KERNEL};
 use super::helpers::*;
@@ -56,9 +64,12 @@ unsafe extern "C" fn kretprobe_init_inst(nod: *mut c_void, context: *mut c_void)
 
 /// `kretprobe_fini_pool()`: the pool is gone, so is its holder.
 ///
+/// C's name, unmangled: a probe on it counts the pools freed, on either core.
+///
 /// # Safety
 ///
 /// Called once by the objpool when its last object is released, with the holder as `context`.
+#[no_mangle]
 unsafe extern "C" fn kretprobe_fini_pool(
     _head: *mut bindings::objpool_head,
     context: *mut c_void,
@@ -91,11 +102,12 @@ nokprobe! {
     }
 }
 
-/// `register_kretprobe()`'s pool: a holder and an objpool of `maxactive` instances.
-pub fn alloc_instance_pool(rp: Krp, maxactive: i32, data_size: usize) -> Result {
+/// A holder and its objpool of `num` instances of `sizeof(kretprobe_instance) + data_size`
+/// bytes, each pointing back to the holder; `rph->rp` is NULL. May sleep.
+fn alloc_holder(num: i32, data_size: usize) -> Result<*mut bindings::kretprobe_holder> {
     let size = core::mem::size_of::<bindings::kretprobe_instance>() + data_size;
     let size = i32::try_from(size).map_err(|_| Errno::E2BIG)?;
-    // SAFETY: process context (register_kretprobe()); GFP_KERNEL may sleep.
+    // SAFETY: process context (registration or the grow worker); GFP_KERNEL may sleep.
     let rph = unsafe { rkp_kzalloc_kretprobe_holder() };
     if rph.is_null() {
         return Err(Errno::ENOMEM);
@@ -104,7 +116,7 @@ pub fn alloc_instance_pool(rp: Krp, maxactive: i32, data_size: usize) -> Result 
     let ret = unsafe {
         bindings::objpool_init(
             addr_of_mut!((*rph).pool),
-            maxactive,
+            num,
             size,
             bindings::GFP_KERNEL,
             rph.cast(),
@@ -117,6 +129,13 @@ pub fn alloc_instance_pool(rp: Krp, maxactive: i32, data_size: usize) -> Result 
         unsafe { bindings::kfree(rph.cast()) };
         return Err(Errno::ENOMEM);
     }
+    Ok(rph)
+}
+
+/// `register_kretprobe()`'s pool: a holder and an objpool of `maxactive` instances.
+pub fn alloc_instance_pool(rp: Krp, maxactive: i32, data_size: usize) -> Result {
+    grow_clear(rp);
+    let rph = alloc_holder(maxactive, data_size)?;
     // SAFETY: `rp` live and not yet registered; `rph` is fully initialised before it is
     // published to the return path.
     unsafe {
@@ -124,6 +143,15 @@ pub fn alloc_instance_pool(rp: Krp, maxactive: i32, data_size: usize) -> Result 
         rkp_kretprobe_holder_set_rp(rph, rp.as_ptr());
     }
     Ok(())
+}
+
+/// The worker: one more holder of `n` instances, published after the others. May sleep.
+pub fn grow_add_pool(rp: Krp, n: u32, data_size: usize) -> Result {
+    let num = i32::try_from(n).map_err(|_| Errno::EINVAL)?;
+    let rph = alloc_holder(num, data_size)?;
+    // SAFETY: `rph` is a fresh holder whose objects point back to it, that nothing else holds;
+    // the publish gives it `rp`.
+    unsafe { grow_publish(rp, rph, n) }
 }
 
 /// `free_rp_inst()`: `rp->rph = NULL`, then `objpool_fini()` (the holder goes with the pool's
@@ -140,9 +168,10 @@ fn free_rp_inst(rp: Krp) {
     }
 }
 
-/// Pool of a failed registration.
+/// Pool of a failed registration, and a growing pool's state.
 pub fn free_instance_pool(rp: Krp) {
     free_rp_inst(rp);
+    grow_free(rp);
 }
 
 /// `rcu_assign_pointer(rp->rph->rp, NULL)` under `kprobe_mutex`: instances returning after this
@@ -153,27 +182,42 @@ pub fn detach_instance_pool(rp: Krp) {
     if !rph.is_null() {
         // SAFETY: `rph` is `rp`'s live holder.
         unsafe { rkp_kretprobe_holder_set_rp(rph, ptr::null_mut()) };
+        grow_detach(rp);
     }
 }
 
-/// After the grace period: `free_rp_inst()`.
+/// After the grace period: `free_rp_inst()`, of every holder of a growing pool too.
 pub fn release_instance_pool(rp: Krp) {
     free_rp_inst(rp);
+    grow_free(rp);
 }
 
-/// `objpool_pop(&rp->rph->pool)`.
+/// `objpool_pop(&rp->rph->pool)`; for a growing pool, then each extra holder's in order.
 #[inline(always)]
 pub fn instance_try_get(rp: Krp) -> Option<Instance> {
     // SAFETY: `rph` is live while the probe is registered (we are its pre_handler).
-    NonNull::new(unsafe { rkp_objpool_pop(holder_of(rp)) })
+    if let Some(ri) = NonNull::new(unsafe { rkp_objpool_pop(holder_of(rp)) }) {
+        return Some(ri);
+    }
+    for rph in extra_pools(rp) {
+        // SAFETY: `rph` is a published extra holder, live while the probe is reachable
+        // (`extra_pools`); its pool is released only after that.
+        if let Some(ri) = NonNull::new(unsafe { rkp_objpool_pop(rph) }) {
+            return Some(ri);
+        }
+    }
+    None
 }
 
-/// `objpool_push(ri, &rp->rph->pool)`.
+/// `objpool_push(ri, &ri->rph->pool)`: back to the pool `ri` came from, which is C's
+/// `&rp->rph->pool` but for an extra pool of a growing kretprobe.
 #[inline(always)]
-pub fn instance_recycle(rp: Krp, ri: Instance) {
-    // SAFETY: `ri` is an object of `rp`'s pool, not on any list; `rph` live while `rp` is
-    // reachable (registered, or found through `rph->rp` under RCU).
-    unsafe { rkp_objpool_push(ri.as_ptr(), holder_of(rp)) };
+pub fn instance_recycle(_rp: Krp, ri: Instance) {
+    // SAFETY: `ri` is an object of one of `rp`'s pools, not on any list; its holder (set at
+    // objpool_init(), never changed) is live while `rp` is reachable (registered, or found
+    // through `ri->rph->rp` under RCU): it goes only with its pool's last object, after the
+    // release that follows the grace period.
+    unsafe { rkp_objpool_push(ri.as_ptr(), ptr::read(addr_of!((*ri.as_ptr()).rph))) };
 }
 
 /// `arch_prepare_kretprobe()` and `__llist_add()` onto `current`'s list.
@@ -343,6 +387,10 @@ impl TaskInstances for Kernel {
     #[inline(always)]
     fn pool_push(&self, rp: Krp, ri: Instance) {
         instance_recycle(rp, ri);
+    }
+    #[inline(always)]
+    fn note_instance_back(&self, rp: Krp) {
+        grow_note_put(rp);
     }
     #[inline(always)]
     fn drop_instance_rcu(&self, ri: Instance) {

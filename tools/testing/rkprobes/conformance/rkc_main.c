@@ -82,12 +82,13 @@
  *	recursive function); a probe that never missed is not listed.
  * rkc_kretprobe_pool - maxactive 1 and a recursive function: the pool runs
  *	out, rp->nmissed counts the misses, the outermost return is seen.
- * rkc_kretprobe_grow - issue 40, only on the Rust core's rethook path (C
- *	ignores grow_max): a grow_max below 0 or above OBJPOOL_NR_OBJECT_MAX is
- *	-EINVAL; one at most maxactive keeps the fixed pool; maxactive 1 with
- *	grow_max 8 and a recursive function: once its worker has run, depths
- *	that missed return without a miss, until the cap, beyond which each call
- *	misses what exceeds it; kprobes/missed counts them all as no_instance.
+ * rkc_kretprobe_grow - issue 40, only on the Rust core (C ignores
+ *	grow_max), on its rethook and objpool paths alike: a grow_max below 0
+ *	or above OBJPOOL_NR_OBJECT_MAX is -EINVAL; one at most maxactive keeps
+ *	the fixed pool; maxactive 1 with grow_max 8 and a recursive function:
+ *	once its worker has run, depths that missed return without a miss,
+ *	until the cap, beyond which each call misses what exceeds it;
+ *	kprobes/missed counts them all as no_instance.
  * rkc_kretprobe_data - data_size (the maximum, 4096) reaches the handlers:
  *	the entry handler writes ri->data, the return handler reads it back.
  * rkc_kretprobe_entry_fail - an entry_handler returning non-zero suppresses
@@ -1479,8 +1480,6 @@ static void rkc_kretprobe_grow(struct kunit *test)
 		kunit_skip(test, "CONFIG_KRETPROBES is off");
 	if (!IS_ENABLED(CONFIG_KPROBES_RUST))
 		kunit_skip(test, "upstream C has no growing kretprobe pools: it ignores grow_max (issue 40): only run on the Rust core");
-	if (!IS_ENABLED(CONFIG_KRETPROBE_ON_RETHOOK))
-		kunit_skip(test, "growing pools are built on the rethook path only: on this arch's objpool path the Rust core accepts grow_max and keeps the fixed pool (issue 40, not done)");
 
 	/* Refused: a negative cap, or one no objpool holds. */
 	r = rkc_krp_new(test, "rkc_f_recurse", NULL, 0, false);

@@ -21,7 +21,10 @@
  *           instance pools allocated (rethook_alloc(), counted by a kprobe
  *           since load) against those freed (rethook_fini_pool(), the
  *           release callback objpool_free() calls; objpool_free() itself
- *           is inlined into its callers).
+ *           is inlined into its callers). Without KRETPROBE_ON_RETHOOK
+ *           (arm64's objpool path), where a pool is a kretprobe_holder's
+ *           objpool: objpool_init() against kretprobe_fini_pool(), its
+ *           release callback (the only objpool user there).
  *
  * Each wave prints "RKG wave <phase> <i> entries=E returns=R missed=M":
  * E calls of the function, R returns the handler saw, M the wave's nmissed.
@@ -127,10 +130,23 @@ static int rkg_ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return 0;
 }
 
+#ifdef CONFIG_KRETPROBE_ON_RETHOOK
 /* rethook_alloc(data, handler, size, num) */
+#define RKG_POOL_INIT "rethook_alloc"
+#define RKG_POOL_INIT_NUM 3
+/* rethook_fini_pool(head, context), once the pool's last object is back */
+#define RKG_POOL_FREE "rethook_fini_pool"
+#else
+/* objpool_init(head, nr_objs, object_size, gfp, context, objinit, release) */
+#define RKG_POOL_INIT "objpool_init"
+#define RKG_POOL_INIT_NUM 1
+/* kretprobe_fini_pool(head, context), once the pool's last object is back */
+#define RKG_POOL_FREE "kretprobe_fini_pool"
+#endif
+
 static int rkg_pool_init_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	int num = (int)regs_get_kernel_argument(regs, 3);
+	int num = (int)regs_get_kernel_argument(regs, RKG_POOL_INIT_NUM);
 
 	atomic_long_inc(&rkg_pool_inits);
 	atomic_long_add(num, &rkg_pool_init_objs);
@@ -146,7 +162,7 @@ static int rkg_pool_init_pre(struct kprobe *p, struct pt_regs *regs)
 	return 0;
 }
 
-/* rethook_fini_pool(head, context), once the pool's last object is back */
+/* The release callback of a pool: (head, context) */
 static int rkg_pool_free_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct objpool_head *pool = (void *)regs_get_kernel_argument(regs, 0);
@@ -157,7 +173,7 @@ static int rkg_pool_free_pre(struct kprobe *p, struct pt_regs *regs)
 }
 
 static struct kprobe rkg_kp_init = {
-	.symbol_name = "rethook_alloc",
+	.symbol_name = RKG_POOL_INIT,
 	.pre_handler = rkg_pool_init_pre,
 };
 
@@ -179,7 +195,7 @@ static struct kprobe rkg_kp_publish = {
 };
 
 static struct kprobe rkg_kp_free = {
-	.symbol_name = "rethook_fini_pool",
+	.symbol_name = RKG_POOL_FREE,
 	.pre_handler = rkg_pool_free_pre,
 };
 
@@ -292,7 +308,8 @@ static void rkg_account(void)
 	pr_info("RKG result pools_allocated=%ld pools_freed=%ld instances_allocated=%ld instances_freed=%ld\n",
 		inits, frees, init_objs, free_objs);
 	if (!rkg_accounting)
-		pr_info("RKG check freed FAIL no kprobe on rethook_alloc()/rethook_fini_pool()\n");
+		pr_info("RKG check freed FAIL no kprobe on %s()/%s()\n", RKG_POOL_INIT,
+			RKG_POOL_FREE);
 	else if (inits == frees && init_objs == free_objs && inits > 0)
 		pr_info("RKG check freed ok %ld pools, %ld instances allocated and freed\n",
 			inits, init_objs);

@@ -3,7 +3,10 @@
 //! The objpool kretprobe path (`!KRETPROBE_ON_RETHOOK`, arm64): per-task instance lists, the
 //! trampoline handler, `kretprobe_find_ret_addr()` and `kprobe_flush_task()`, against a small
 //! simulated task/pool model with a simulated arch (`arch_prepare_kretprobe` saves the link
-//! register and frame pointer, as arm64's does).
+//! register and frame pointer, as arm64's does). A growing kretprobe (issue 40) has extra
+//! holders, each with its own pool; the model holds C's rules per holder: an instance goes back
+//! to its own holder's pool while the kretprobe is there, is dropped from it once it is gone,
+//! and a holder goes with its released pool's last object.
 
 use std::cell::RefCell;
 
@@ -30,6 +33,21 @@ struct Holder {
     free: Vec<usize>,
     /// Objects dropped through call_rcu() (`free_rp_inst_rcu`).
     dropped: Vec<usize>,
+    /// Objects the pool was created with.
+    objects: usize,
+    /// `objpool_fini()` ran (the release after unregistration).
+    fini: bool,
+    /// The pool's last object is gone after its `objpool_fini()`: the holder is freed.
+    freed: bool,
+}
+
+impl Holder {
+    /// `kretprobe_fini_pool()` once the released pool has every object back or dropped.
+    fn check_freed(&mut self) {
+        if self.fini && self.free.len() + self.dropped.len() == self.objects {
+            self.freed = true;
+        }
+    }
 }
 
 /// One return-handler call: (kretprobe, instance, `ri->ret_addr`, `current_kprobe`, regs ip).
@@ -41,6 +59,10 @@ struct State {
     holders: Vec<Holder>,
     /// Per kretprobe: its holder and whether it has a return handler.
     rps: Vec<(usize, bool)>,
+    /// Per kretprobe: its extra holders (a growing pool), in the order they are tried.
+    extra: Vec<Vec<usize>>,
+    /// Per kretprobe: instances a growing pool counted back (`grow_note_put`).
+    backs: Vec<u32>,
     /// Per task: `kretprobe_instances.first`.
     tasks: Vec<Option<usize>>,
     current: usize,
@@ -57,6 +79,27 @@ struct State {
 }
 
 struct Sim(RefCell<State>);
+
+impl State {
+    /// A holder of `rp` with a pool of `n` objects, each pointing back to it.
+    fn new_holder(&mut self, rp: usize, n: usize) -> usize {
+        let h = self.holders.len();
+        let mut holder = Holder {
+            rp: Some(rp),
+            objects: n,
+            ..Holder::default()
+        };
+        for _ in 0..n {
+            holder.free.push(self.insts.len());
+            self.insts.push(Inst {
+                holder: h,
+                ..Inst::default()
+            });
+        }
+        self.holders.push(holder);
+        h
+    }
+}
 
 impl TaskInstances for Sim {
     type Kretprobe = usize;
@@ -145,19 +188,31 @@ impl TaskInstances for Sim {
     }
     fn pool_push(&self, rp: usize, ri: usize) {
         let mut st = self.0.borrow_mut();
-        let h = st.rps[rp].0;
-        assert_eq!(
-            st.insts[ri].holder, h,
-            "an instance goes back to its own pool"
+        let h = st.insts[ri].holder;
+        assert!(
+            h == st.rps[rp].0 || st.extra[rp].contains(&h),
+            "an instance goes back to a pool of its kretprobe"
         );
+        assert_eq!(st.holders[h].rp, Some(rp), "pushed to a detached holder");
+        assert!(!st.holders[h].fini, "pushed to a released pool");
         assert!(!st.holders[h].free.contains(&ri), "pushed twice");
         st.holders[h].free.push(ri);
+    }
+    fn note_instance_back(&self, rp: usize) {
+        let mut st = self.0.borrow_mut();
+        assert!(
+            st.holders[st.rps[rp].0].rp.is_some(),
+            "counted back after the kretprobe was detached"
+        );
+        st.backs[rp] += 1;
     }
     fn drop_instance_rcu(&self, ri: usize) {
         let mut st = self.0.borrow_mut();
         let h = st.insts[ri].holder;
+        assert!(!st.holders[h].freed, "dropped into a freed holder");
         assert!(!st.holders[h].dropped.contains(&ri), "dropped twice");
         st.holders[h].dropped.push(ri);
+        st.holders[h].check_freed();
     }
     fn warn_frame_mismatch(&self) {
         self.0.borrow_mut().warnings += 1;
@@ -177,33 +232,55 @@ impl Sim {
             ..State::default()
         };
         for (rp, &(n, handler)) in kretprobes.iter().enumerate() {
-            let h = st.holders.len();
-            let mut holder = Holder {
-                rp: Some(rp),
-                ..Holder::default()
-            };
-            for _ in 0..n {
-                holder.free.push(st.insts.len());
-                st.insts.push(Inst {
-                    holder: h,
-                    ..Inst::default()
-                });
-            }
-            st.holders.push(holder);
+            let h = st.new_holder(rp, n);
             st.rps.push((h, handler));
+            st.extra.push(vec![]);
+            st.backs.push(0);
         }
         Sim(RefCell::new(st))
+    }
+
+    /// The grow worker publishes one more holder of `n` instances for `rp`.
+    fn grow(&self, rp: usize, n: usize) -> usize {
+        let mut st = self.0.borrow_mut();
+        let h = st.new_holder(rp, n);
+        st.extra[rp].push(h);
+        h
+    }
+
+    /// `unregister_kretprobe()`: `rph->rp = NULL` on every holder (the detach), a grace period,
+    /// then `objpool_fini()` of every holder (the release).
+    fn unregister(&self, rp: usize) {
+        let mut st = self.0.borrow_mut();
+        let mut hs = vec![st.rps[rp].0];
+        hs.extend(st.extra[rp].iter().copied());
+        for &h in &hs {
+            st.holders[h].rp = None;
+        }
+        for &h in &hs {
+            st.holders[h].fini = true;
+            st.holders[h].check_freed();
+        }
+    }
+
+    /// Every holder of `rp`, first one first.
+    fn holders_of(&self, rp: usize) -> Vec<usize> {
+        let st = self.0.borrow();
+        let mut hs = vec![st.rps[rp].0];
+        hs.extend(st.extra[rp].iter().copied());
+        hs
     }
 
     /// A hit of kretprobe `rp` at entry to a function called from `ret` with frame `fp` on the
     /// current task: pop an instance and hook it (what pre_handler_kretprobe does).
     fn enter(&self, rp: usize, ret: usize, fp: usize) -> Option<usize> {
+        let hs = self.holders_of(rp);
         let ri = {
             let mut st = self.0.borrow_mut();
-            let h = st.rps[rp].0;
             st.lr = ret;
             st.fp = fp;
-            st.holders[h].free.pop()?
+            // `instance_try_get()`: the first pool, then the extra ones in order.
+            hs.iter().find_map(|&h| st.holders[h].free.pop())?
         };
         hook_instance(self, ri, ());
         Some(ri)
@@ -399,4 +476,79 @@ fn handlers_restore_the_previous_current_kprobe() {
     assert_eq!(kretprobe_trampoline_handler(&s, (), 0x8000), Some(0x1000));
     assert_eq!(s.0.borrow().current_kprobe, Some(BUSY));
     s.kprobe_busy_end();
+}
+
+#[test]
+fn growing_pool_instances_go_back_to_their_own_holder() {
+    let s = Sim::new(1, &[(1, true)]);
+    let first = s.holders_of(0)[0];
+    let extra = s.grow(0, 2);
+    let a = s.enter(0, 0x1000, 0x8000).unwrap();
+    let b = s.enter(0, 0x2000, 0x7000).unwrap();
+    let c = s.enter(0, 0x3000, 0x6000).unwrap();
+    assert_eq!(s.enter(0, 0x4000, 0x5000), None, "every pool empty");
+    {
+        let st = s.0.borrow();
+        assert_eq!(st.insts[a].holder, first);
+        assert_eq!((st.insts[b].holder, st.insts[c].holder), (extra, extra));
+    }
+    assert_eq!(s.ret(0x6000), Some(0x3000));
+    assert_eq!(s.ret(0x7000), Some(0x2000));
+    assert_eq!(s.ret(0x8000), Some(0x1000));
+    let st = s.0.borrow();
+    assert_eq!(st.holders[first].free, vec![a]);
+    assert_eq!(st.holders[extra].free.len(), 2);
+    assert_eq!(st.backs[0], 3, "every return counted back");
+    assert_eq!(st.calls.len(), 3);
+}
+
+#[test]
+fn growing_pool_unregistered_with_instances_in_flight() {
+    let s = Sim::new(1, &[(1, true)]);
+    let extra = s.grow(0, 1);
+    let extra2 = s.grow(0, 2);
+    let first = s.holders_of(0)[0];
+    let a = s.enter(0, 0x1000, 0x8000).unwrap();
+    let b = s.enter(0, 0x2000, 0x7000).unwrap();
+    let c = s.enter(0, 0x3000, 0x6000).unwrap();
+    s.unregister(0);
+    {
+        let st = s.0.borrow();
+        // Released with objects out: no holder goes before its last object.
+        assert!(!st.holders[first].freed && !st.holders[extra].freed);
+        assert!(!st.holders[extra2].freed);
+    }
+    assert_eq!(s.ret(0x6000), Some(0x3000));
+    assert_eq!(s.ret(0x7000), Some(0x2000));
+    assert_eq!(s.calls(), vec![], "no handler once the kretprobe is gone");
+    {
+        let st = s.0.borrow();
+        assert_eq!(
+            st.holders[extra2].dropped,
+            vec![c],
+            "dropped from its own pool"
+        );
+        assert_eq!(st.holders[extra].dropped, vec![b]);
+        assert!(st.holders[extra].freed && st.holders[extra2].freed);
+        assert!(!st.holders[first].freed);
+        assert_eq!(st.backs[0], 0, "nothing counted back after the detach");
+    }
+    // The last object of the first pool goes when its task dies.
+    kprobe_flush_task(&s, 0);
+    let st = s.0.borrow();
+    assert_eq!(st.holders[first].dropped, vec![a]);
+    assert!(st.holders[first].freed);
+}
+
+#[test]
+fn growing_pool_flush_task_counts_back() {
+    let s = Sim::new(2, &[(1, true)]);
+    let extra = s.grow(0, 1);
+    s.enter(0, 0x1000, 0x8000).unwrap();
+    let b = s.enter(0, 0x2000, 0x7000).unwrap();
+    s.0.borrow_mut().current = 1;
+    kprobe_flush_task(&s, 0);
+    let st = s.0.borrow();
+    assert_eq!(st.holders[extra].free, vec![b]);
+    assert_eq!(st.backs[0], 2);
 }
