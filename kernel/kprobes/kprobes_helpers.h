@@ -79,7 +79,8 @@ void rkp_warn_kretprobe_rethook_handler(void);
  * pool is a kretprobe_holder of its own, whose instances point back to it:
  * an instance goes back to the pool it came from, is dropped from it once
  * the kretprobe is gone, and the holder goes with its pool's last object,
- * as rp->rph does. total, in_flight and wanted are atomics of the Rust glue
+ * as rp->rph does. total, in_flight, wanted and kick_from (the in_flight
+ * count from which a hit kicks the worker) are atomics of the Rust glue
  * (glue/grow.rs); pools[] up to npools, npools and dying change under lock
  * only, npools last with a release.
  */
@@ -89,6 +90,7 @@ struct rkp_kretprobe_grow {
 	unsigned int total;
 	unsigned int in_flight;
 	unsigned int wanted;
+	unsigned int kick_from;
 	unsigned int npools;
 	bool dying;
 	struct rkp_kretprobe_pool *pools[RKP_GROW_MAX_POOLS];

@@ -17,7 +17,7 @@
 
 use super::arch::ArchHooks;
 use super::errno::{Errno, Result};
-use super::kretprobe_grow::{grow_cap, grow_target, next_chunk, should_grow, GrowCounts};
+use super::kretprobe_grow::{grow_cap, grow_target, next_chunk, GrowCounts};
 use super::register::{
     kprobe_addr, register_all, register_kprobe, unregister_kprobe_bottom, unregister_tops,
     warn_kprobe_rereg, Platform,
@@ -47,13 +47,15 @@ pub trait KretprobeStore: Platform {
     fn reset_kretprobe_nmissed(&self, rp: Self::Kretprobe);
     /// `rp->nmissed++` (plain increment, hit path).
     fn inc_kretprobe_nmissed(&self, rp: Self::Kretprobe);
-    /// `rp->kp.pre_handler = pre_handler_kretprobe; rp->kp.post_handler = NULL`.
-    fn set_kretprobe_handlers(&self, rp: Self::Kretprobe);
+    /// `rp->kp.pre_handler = pre_handler_kretprobe; rp->kp.post_handler = NULL`; for a pool that
+    /// may grow (`grows`), the pre-handler of [`pre_handler_kretprobe_grow`] instead.
+    fn set_kretprobe_handlers(&self, rp: Self::Kretprobe, grows: bool);
     /// `num_possible_cpus()`.
     fn num_possible_cpus(&self) -> u32;
 
-    /// Allocate `maxactive` instances of `sizeof(kretprobe_instance) + data_size` bytes.
-    fn alloc_instance_pool(&self, rp: Self::Kretprobe) -> Result;
+    /// Allocate `maxactive` instances of `sizeof(kretprobe_instance) + data_size` bytes; for a
+    /// pool that may grow (`grows`), instances whose return calls [`instance_returned`].
+    fn alloc_instance_pool(&self, rp: Self::Kretprobe, grows: bool) -> Result;
     /// Free the pool after a failed registration (`rethook_free` + NULL, or `free_rp_inst`).
     fn free_instance_pool(&self, rp: Self::Kretprobe);
     /// Under `kprobe_mutex`: detach in-flight instances (`rethook_free`, or `rph->rp = NULL`).
@@ -61,11 +63,9 @@ pub trait KretprobeStore: Platform {
     /// After the grace period: release the pool (`free_rp_inst` on the objpool path).
     fn release_instance_pool(&self, rp: Self::Kretprobe);
 
-    /// `rethook_try_get()` / `objpool_pop()`: `None` when the pool is empty.
+    /// `rethook_try_get()` / `objpool_pop()` of the first pool: `None` when it is empty.
     fn instance_try_get(&self, rp: Self::Kretprobe) -> Option<Self::Instance>;
-    /// `rp->entry_handler != NULL`.
-    fn has_entry_handler(&self, rp: Self::Kretprobe) -> bool;
-    /// `rp->entry_handler(ri, regs)`.
+    /// `rp->entry_handler(ri, regs)`, or 0 without an entry handler (one read of the field).
     fn call_entry_handler(&self, rp: Self::Kretprobe, ri: Self::Instance, regs: Self::Regs) -> i32;
     /// `rethook_recycle()` / `objpool_push()`: give an unused instance back.
     fn instance_recycle(&self, rp: Self::Kretprobe, ri: Self::Instance);
@@ -90,11 +90,22 @@ pub trait KretprobeStore: Platform {
     fn grow_alloc(&self, _rp: Self::Kretprobe, _cap: u32) -> Result {
         Err(Errno::EOPNOTSUPP)
     }
-    /// A growing pool's counts, after noting (hit path) an instance taken (`taken`) or an entry
-    /// that found every pool empty (`!taken`); `None` for a fixed pool, and nothing noted.
+    /// A growing pool's extra pools, tried in order once the first one is empty (hit path).
     #[inline(always)]
-    fn grow_note_take(&self, _rp: Self::Kretprobe, _taken: bool) -> Option<GrowCounts> {
+    fn grow_try_get(&self, _rp: Self::Kretprobe) -> Option<Self::Instance> {
         None
+    }
+    /// Notes (hit path) an instance of a growing pool taken (`taken`) or an entry that found
+    /// every pool empty (`!taken`), and says whether to kick the worker: the in-flight count
+    /// reached the pool's [`kick_from`] level, or a miss while there is room to grow. That is
+    /// [`should_grow`] of the counts after the note (`kretprobe_grow`'s host tests show it), for
+    /// one atomic add and one compare. Called only for a pool that may grow.
+    ///
+    /// [`kick_from`]: super::kretprobe_grow::kick_from
+    /// [`should_grow`]: super::kretprobe_grow::should_grow
+    #[inline(always)]
+    fn grow_note_take(&self, _rp: Self::Kretprobe, _taken: bool) -> bool {
+        false
     }
     /// Notes (hit or return path) that an instance of a growing pool went back.
     #[inline(always)]
@@ -145,12 +156,12 @@ pub fn register_kretprobe<A: KretprobeStore>(a: &A, rp: A::Kretprobe) -> Result 
     if a.data_size(rp) > KRETPROBE_MAX_DATA_SIZE {
         return Err(Errno::E2BIG);
     }
-    a.set_kretprobe_handlers(rp);
     if a.maxactive(rp) <= 0 {
         a.set_maxactive(rp, default_maxactive(a.num_possible_cpus()));
     }
     let cap = grow_cap(a.maxactive(rp), a.grow_max(rp))?;
-    a.alloc_instance_pool(rp)?;
+    a.set_kretprobe_handlers(rp, cap.is_some());
+    a.alloc_instance_pool(rp, cap.is_some())?;
     if let Some(cap) = cap {
         if let Err(e) = a.grow_alloc(rp, cap) {
             a.free_instance_pool(rp);
@@ -232,13 +243,34 @@ pub fn unregister_kretprobe<A: KretprobeStore>(a: &A, rp: A::Kretprobe) {
 /// `pre_handler_kretprobe()`: take an instance, run the entry handler, hook the return.
 ///
 /// Always returns 0 (the single-step is never skipped). An empty pool counts in `rp->nmissed`;
-/// a non-zero entry handler gives the instance back and installs no return hook.
+/// a non-zero entry handler gives the instance back and installs no return hook. This is the
+/// pre-handler of a fixed pool, C's, and reads nothing C does not: growing pools have
+/// [`pre_handler_kretprobe_grow`].
 #[inline(always)]
 pub fn pre_handler_kretprobe<A: KretprobeStore>(a: &A, rp: A::Kretprobe, regs: A::Regs) -> i32 {
-    let ri = a.instance_try_get(rp);
-    // A growing pool low on free instances asks its worker for more; a fixed pool is C's.
-    if let Some(c) = a.grow_note_take(rp, ri.is_some()) {
-        if should_grow(&c) {
+    pre_handler::<A, false>(a, rp, regs)
+}
+
+/// The pre-handler of a pool that may grow: as [`pre_handler_kretprobe`], trying the extra
+/// pools when the first is empty, counting the instances in flight, and kicking the worker when
+/// the pools run low.
+#[inline(always)]
+pub fn pre_handler_kretprobe_grow<A: KretprobeStore>(
+    a: &A,
+    rp: A::Kretprobe,
+    regs: A::Regs,
+) -> i32 {
+    pre_handler::<A, true>(a, rp, regs)
+}
+
+#[inline(always)]
+fn pre_handler<A: KretprobeStore, const GROW: bool>(a: &A, rp: A::Kretprobe, regs: A::Regs) -> i32 {
+    let mut ri = a.instance_try_get(rp);
+    if GROW {
+        if ri.is_none() {
+            ri = a.grow_try_get(rp);
+        }
+        if a.grow_note_take(rp, ri.is_some()) {
             a.grow_kick(rp);
         }
     }
@@ -246,9 +278,11 @@ pub fn pre_handler_kretprobe<A: KretprobeStore>(a: &A, rp: A::Kretprobe, regs: A
         a.inc_kretprobe_nmissed(rp);
         return 0;
     };
-    if a.has_entry_handler(rp) && a.call_entry_handler(rp, ri, regs) != 0 {
+    if a.call_entry_handler(rp, ri, regs) != 0 {
         a.instance_recycle(rp, ri);
-        a.grow_note_put(rp);
+        if GROW {
+            a.grow_note_put(rp);
+        }
     } else {
         let mcount = super::store::flags_ftrace(a.flags(a.kretprobe_kp(rp)));
         a.instance_hook(rp, ri, regs, mcount);
@@ -256,8 +290,9 @@ pub fn pre_handler_kretprobe<A: KretprobeStore>(a: &A, rp: A::Kretprobe, regs: A
     0
 }
 
-/// The return path on the rethook path: an instance hooked by [`pre_handler_kretprobe`] came back
-/// (its function returned and the return handler ran). The objpool path notes it in
+/// The return path of a growing pool on the rethook path: an instance hooked by
+/// [`pre_handler_kretprobe_grow`] came back (its function returned and the return handler ran).
+/// A fixed pool's return handler does not call it. The objpool path notes it in
 /// [`recycle_rp_inst`].
 #[inline(always)]
 pub fn instance_returned<A: KretprobeStore>(a: &A, rp: A::Kretprobe) {

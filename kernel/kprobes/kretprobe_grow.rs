@@ -4,8 +4,8 @@
 //! when, by how much and up to what.
 //!
 //! Constraints: `no_std`, no allocation, does not name the `kernel` crate. [`should_grow`] is
-//! called on the probe-hit path, which may be in NMI: it only compares counters, and a pool that
-//! should grow is only *kicked* (in the kernel an `irq_work`, which is NMI-safe); the growing
+//! decided on the probe-hit path, which may be in NMI, as one count compared with its
+//! [`kick_from`] level, and a pool that should grow is only *kicked* (in the kernel an `irq_work`, which is NMI-safe); the growing
 //! itself (`kretprobe::grow_work()`) runs in a worker, never on the hit path and never under
 //! `kprobe_mutex`. A kretprobe whose `grow_max` is 0 (every C user today) never gets here: its
 //! pool is the fixed one of C, and what it does and counts is C's.
@@ -76,12 +76,30 @@ pub const fn low_water(total: u32) -> u32 {
 /// Whether the hit path should kick the worker: an entry found every pool empty, or fewer free
 /// instances than the low-water mark are left; and there is room to grow.
 ///
-/// On the probe-hit path: a comparison of counters only.
-#[inline(always)]
+/// The policy's definition; the hit path decides it through [`kick_from`].
 pub fn should_grow(c: &GrowCounts) -> bool {
     c.total < c.cap
         && c.pools < GROW_MAX_POOLS
         && (c.wanted > 0 || c.total.saturating_sub(c.in_flight) < low_water(c.total))
+}
+
+/// [`kick_from`] of a pool with no room to grow: no in-flight count reaches it.
+pub const NO_KICK: u32 = u32::MAX;
+
+/// The in-flight count from which a hit kicks the worker, given the pools' `total`, `cap` and
+/// extra `pools`; [`NO_KICK`] when there is no room to grow. The worker stores it when the
+/// pools change, so that the hit path compares one count with it. An entry that took an
+/// instance kicks when `in_flight >= kick_from(..)`, which is [`should_grow`] of its counts with
+/// `wanted` 0 (fewer free than [`low_water`] is `in_flight > total - low_water(total)`; the
+/// misses the worker has not seen yet each kicked when they happened); an entry that found every
+/// pool empty kicks when `kick_from(..) != NO_KICK`, which is [`should_grow`] with `wanted > 0`.
+pub const fn kick_from(total: u32, cap: u32, pools: usize) -> u32 {
+    if total < cap && pools < GROW_MAX_POOLS {
+        // `low_water(total) <= total` but for `total == 0`, where every count kicks.
+        total.saturating_add(1).saturating_sub(low_water(total))
+    } else {
+        NO_KICK
+    }
 }
 
 /// How many instances the worker grows the pools to: twice the demand (the calls in flight and

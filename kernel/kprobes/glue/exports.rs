@@ -136,16 +136,18 @@ nokprobe! {
     }
 }
 
-/// The address of `pre_handler_kretprobe` (how `report_probe` tells `r` from `k`).
+/// Whether `pre` is a kretprobe's `pre_handler`: `pre_handler_kretprobe`, or the one of a pool
+/// that may grow (how `report_probe` tells `r` from `k`).
 #[cfg(CONFIG_KRETPROBES)]
-pub fn pre_handler_kretprobe_addr() -> Option<usize> {
-    Some(super::kretprobe::pre_handler_kretprobe as *const () as usize)
+pub fn is_kretprobe_pre_handler(pre: usize) -> bool {
+    pre == super::kretprobe::pre_handler_kretprobe as *const () as usize
+        || pre == super::kretprobe::pre_handler_kretprobe_grow as *const () as usize
 }
 
 /// Without kretprobes no probe is one.
 #[cfg(not(CONFIG_KRETPROBES))]
-pub fn pre_handler_kretprobe_addr() -> Option<usize> {
-    None
+pub fn is_kretprobe_pre_handler(_pre: usize) -> bool {
+    false
 }
 
 /// A kretprobe pointer received from C as a handle; NULL is `None`.

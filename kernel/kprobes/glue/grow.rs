@@ -27,7 +27,7 @@ use super::helpers::{
     RKP_GROW_MAX_POOLS,
 };
 use crate::errno::{Errno, Result};
-use crate::kretprobe_grow::{GrowCounts, GROW_MAX_POOLS};
+use crate::kretprobe_grow::{kick_from, GrowCounts, GROW_MAX_POOLS, NO_KICK};
 
 // The C state holds as many extra pools as the logic may ask for.
 const _: () = assert!(RKP_GROW_MAX_POOLS as usize == GROW_MAX_POOLS);
@@ -122,44 +122,52 @@ unsafe fn counter<'a>(field: *mut u32) -> &'a AtomicU32 {
     unsafe { AtomicU32::from_ptr(field) }
 }
 
-/// A growing pool's counts, after noting an instance `taken` or an entry that found every pool
-/// empty (`!taken`); `None` (nothing noted) for a fixed pool. Probe-hit path.
+/// Notes an instance of a growing pool `taken`, or an entry that found every pool empty
+/// (`!taken`), and whether to kick the worker: [`KretprobeStore::grow_note_take`]. Probe-hit
+/// path, for a kretprobe with a growth state.
+///
+/// [`KretprobeStore::grow_note_take`]: crate::kretprobe::KretprobeStore::grow_note_take
 #[inline(always)]
-pub fn grow_note_take(rp: Krp, taken: bool) -> Option<GrowCounts> {
+pub fn grow_note_take(rp: Krp, taken: bool) -> bool {
     let g = grow_of(rp);
     if g.is_null() {
-        return None;
+        return false;
     }
     // SAFETY: `g` is live while the probe is reachable (see `extra_pools`); these fields
     // are only accessed atomically.
-    let (in_flight, wanted, total, npools) = unsafe {
+    let (in_flight, wanted, kick_from) = unsafe {
         (
             counter(addr_of_mut!((*g).in_flight)),
             counter(addr_of_mut!((*g).wanted)),
-            counter(addr_of_mut!((*g).total)),
-            counter(addr_of_mut!((*g).npools)),
+            counter(addr_of_mut!((*g).kick_from)),
         )
     };
-    let (in_flight, wanted) = if taken {
-        (
-            in_flight.fetch_add(1, Ordering::Relaxed).wrapping_add(1),
-            wanted.load(Ordering::Relaxed),
-        )
+    if taken {
+        in_flight.fetch_add(1, Ordering::Relaxed).wrapping_add(1)
+            >= kick_from.load(Ordering::Relaxed)
     } else {
-        (
-            in_flight.load(Ordering::Relaxed),
-            wanted.fetch_add(1, Ordering::Relaxed).wrapping_add(1),
-        )
-    };
-    // SAFETY: `g` live; `cap` is written before the probe is registered and never again.
-    let cap = unsafe { ptr::read_volatile(addr_of!((*g).cap)) };
-    Some(GrowCounts {
-        in_flight,
-        cap,
-        total: total.load(Ordering::Relaxed),
-        pools: npools.load(Ordering::Relaxed) as usize,
-        wanted,
-    })
+        wanted.fetch_add(1, Ordering::Relaxed);
+        kick_from.load(Ordering::Relaxed) != NO_KICK
+    }
+}
+
+/// Stores the [`kick_from`] level of `g`'s pools as they are now. Called by the only writer of
+/// `total` and `npools` (registration, then the worker), after it changed them.
+///
+/// # Safety
+///
+/// `g` is a live growth state.
+unsafe fn store_kick_from(g: *mut Grow) {
+    // SAFETY: `g` live (the contract); these fields are only accessed atomically, `cap` is
+    // written once before.
+    unsafe {
+        let level = kick_from(
+            counter(addr_of_mut!((*g).total)).load(Ordering::Relaxed),
+            ptr::read_volatile(addr_of!((*g).cap)),
+            counter(addr_of_mut!((*g).npools)).load(Ordering::Relaxed) as usize,
+        );
+        counter(addr_of_mut!((*g).kick_from)).store(level, Ordering::Relaxed);
+    }
 }
 
 /// A growing pool's instance went back (recycled unused, or its function returned). Probe-hit
@@ -233,6 +241,8 @@ pub fn grow_alloc(rp: Krp, cap: u32, total: u32) -> Result {
     if g.is_null() {
         return Err(Errno::ENOMEM);
     }
+    // SAFETY: `g` is the fresh state, not yet reachable from a hit.
+    unsafe { store_kick_from(g) };
     // SAFETY: `rp` live; registration owns it, and the probe is not registered yet.
     unsafe { ptr::write_volatile(addr_of_mut!((*rp.as_ptr()).grow), g.cast()) };
     Ok(())
@@ -253,7 +263,11 @@ pub unsafe fn grow_publish(rp: Krp, pool: *mut Pool, n: u32) -> Result {
     // SAFETY: `g` live (the worker, as in `grow_counts`); `pool` as the function's contract: the
     // callee publishes it, or detaches and releases it when `rp` is being unregistered.
     match unsafe { rkp_kretprobe_grow_publish(g, pool, n) } {
-        0 => Ok(()),
+        0 => {
+            // SAFETY: `g` live, as above; the worker is the only publisher.
+            unsafe { store_kick_from(g) };
+            Ok(())
+        }
         e => Err(Errno::from_neg(e).unwrap_or(Errno::ENOENT)),
     }
 }

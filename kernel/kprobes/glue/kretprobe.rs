@@ -58,13 +58,15 @@ impl KretprobeStore for Kernel {
         // `# Safety`: the core resets it only while the probe is not armed).
         unsafe { super::nmissed::inc_kretprobe_nmissed(addr_of_mut!((*rp.as_ptr()).nmissed)) };
     }
-    fn set_kretprobe_handlers(&self, rp: Krp) {
+    fn set_kretprobe_handlers(&self, rp: Krp, grows: bool) {
+        let pre: PreHandler = if grows {
+            pre_handler_kretprobe_grow
+        } else {
+            pre_handler_kretprobe
+        };
         // SAFETY: `rp` live and not yet registered.
         unsafe {
-            ptr::write_volatile(
-                addr_of_mut!((*rp.as_ptr()).kp.pre_handler),
-                Some(pre_handler_kretprobe),
-            );
+            ptr::write_volatile(addr_of_mut!((*rp.as_ptr()).kp.pre_handler), Some(pre));
             ptr::write_volatile(addr_of_mut!((*rp.as_ptr()).kp.post_handler), None);
         }
     }
@@ -72,8 +74,8 @@ impl KretprobeStore for Kernel {
         // SAFETY: reads the possible-CPU mask.
         unsafe { super::helpers::rkp_num_possible_cpus() }
     }
-    fn alloc_instance_pool(&self, rp: Krp) -> Result {
-        pool::alloc_instance_pool(rp, self.maxactive(rp), self.data_size(rp))
+    fn alloc_instance_pool(&self, rp: Krp, grows: bool) -> Result {
+        pool::alloc_instance_pool(rp, self.maxactive(rp), self.data_size(rp), grows)
     }
     fn free_instance_pool(&self, rp: Krp) {
         pool::free_instance_pool(rp);
@@ -88,11 +90,6 @@ impl KretprobeStore for Kernel {
     #[inline(always)]
     fn instance_try_get(&self, rp: Krp) -> Option<Self::Instance> {
         pool::instance_try_get(rp)
-    }
-    #[inline(always)]
-    fn has_entry_handler(&self, rp: Krp) -> bool {
-        // SAFETY: `rp` live.
-        unsafe { ptr::read_volatile(addr_of!((*rp.as_ptr()).entry_handler)).is_some() }
     }
     #[inline(always)]
     fn call_entry_handler(&self, rp: Krp, ri: Self::Instance, regs: *mut bindings::pt_regs) -> i32 {
@@ -128,7 +125,11 @@ impl KretprobeStore for Kernel {
         grow::grow_alloc(rp, cap, u32::try_from(self.maxactive(rp)).unwrap_or(0))
     }
     #[inline(always)]
-    fn grow_note_take(&self, rp: Krp, taken: bool) -> Option<GrowCounts> {
+    fn grow_try_get(&self, rp: Krp) -> Option<Self::Instance> {
+        pool::grow_try_get(rp)
+    }
+    #[inline(always)]
+    fn grow_note_take(&self, rp: Krp, taken: bool) -> bool {
         grow::grow_note_take(rp, taken)
     }
     #[inline(always)]
@@ -150,8 +151,24 @@ impl KretprobeStore for Kernel {
     }
 }
 
+/// The type of `struct kprobe`'s `pre_handler`.
+type PreHandler = unsafe extern "C" fn(*mut bindings::kprobe, *mut bindings::pt_regs) -> i32;
+
+/// The kretprobe whose `kp` is `p`.
+///
+/// # Safety
+///
+/// `p` is `&rp->kp` of a registered kretprobe `rp` (so not NULL).
+#[inline(always)]
+unsafe fn krp_of(p: *mut bindings::kprobe) -> Krp {
+    // SAFETY: `p` is not NULL and `kp` is the first member of the live `struct kretprobe`
+    // (container_of with offset 0), as the contract says.
+    unsafe { Krp::from_raw(NonNull::new_unchecked(p).cast()) }
+}
+
 nokprobe! {
-    /// `pre_handler_kretprobe()` (static in C): installed as every kretprobe's `pre_handler`.
+    /// `pre_handler_kretprobe()` (static in C): installed as the `pre_handler` of every
+    /// kretprobe with a fixed pool.
     ///
     /// # Safety
     ///
@@ -161,11 +178,23 @@ nokprobe! {
         p: *mut bindings::kprobe,
         regs: *mut bindings::pt_regs,
     ) -> i32 {
-        let Some(p) = NonNull::new(p) else {
-            return 0;
-        };
-        // SAFETY: `kp` is the first member of `struct kretprobe` (container_of with offset 0).
-        let rp = unsafe { Krp::from_raw(p.cast()) };
+        // SAFETY: as this function's contract.
+        let rp = unsafe { krp_of(p) };
         crate::kretprobe::pre_handler_kretprobe(&KERNEL, rp, regs)
+    }
+
+    /// The `pre_handler` of a kretprobe whose pool may grow (Rust only).
+    ///
+    /// # Safety
+    ///
+    /// As [`pre_handler_kretprobe`], for a kretprobe registered with a growth state.
+    #[no_mangle]
+    pub unsafe extern "C" fn pre_handler_kretprobe_grow(
+        p: *mut bindings::kprobe,
+        regs: *mut bindings::pt_regs,
+    ) -> i32 {
+        // SAFETY: as this function's contract.
+        let rp = unsafe { krp_of(p) };
+        crate::kretprobe::pre_handler_kretprobe_grow(&KERNEL, rp, regs)
     }
 }

@@ -133,7 +133,12 @@ fn alloc_holder(num: i32, data_size: usize) -> Result<*mut bindings::kretprobe_h
 }
 
 /// `register_kretprobe()`'s pool: a holder and an objpool of `maxactive` instances.
-pub fn alloc_instance_pool(rp: Krp, maxactive: i32, data_size: usize) -> Result {
+///
+/// `_grows` plays no part: every instance goes back through [`recycle_rp_inst`], which notes it
+/// for a growing pool.
+///
+/// [`recycle_rp_inst`]: crate::kretprobe::recycle_rp_inst
+pub fn alloc_instance_pool(rp: Krp, maxactive: i32, data_size: usize, _grows: bool) -> Result {
     grow_clear(rp);
     let rph = alloc_holder(maxactive, data_size)?;
     // SAFETY: `rp` live and not yet registered; `rph` is fully initialised before it is
@@ -192,21 +197,28 @@ pub fn release_instance_pool(rp: Krp) {
     grow_free(rp);
 }
 
-/// `objpool_pop(&rp->rph->pool)`; for a growing pool, then each extra holder's in order.
+/// `objpool_pop(&rp->rph->pool)`.
 #[inline(always)]
 pub fn instance_try_get(rp: Krp) -> Option<Instance> {
     // SAFETY: `rph` is live while the probe is registered (we are its pre_handler).
-    if let Some(ri) = NonNull::new(unsafe { rkp_objpool_pop(holder_of(rp)) }) {
-        return Some(ri);
-    }
-    for rph in extra_pools(rp) {
-        // SAFETY: `rph` is a published extra holder, live while the probe is reachable
-        // (`extra_pools`); its pool is released only after that.
-        if let Some(ri) = NonNull::new(unsafe { rkp_objpool_pop(rph) }) {
-            return Some(ri);
+    NonNull::new(unsafe { rkp_objpool_pop(holder_of(rp)) })
+}
+
+nokprobe! {
+    /// A growing pool whose first holder is empty: each extra holder's pool in order. Out of
+    /// line, so that the pre-handler keeps the registers of its common case.
+    #[inline(never)]
+    #[cold]
+    pub fn grow_try_get(rp: Krp) -> Option<Instance> {
+        for rph in extra_pools(rp) {
+            // SAFETY: `rph` is a published extra holder, live while the probe is reachable
+            // (`extra_pools`); its pool is released only after that.
+            if let Some(ri) = NonNull::new(unsafe { rkp_objpool_pop(rph) }) {
+                return Some(ri);
+            }
         }
+        None
     }
-    None
 }
 
 /// `objpool_push(ri, &ri->rph->pool)`: back to the pool `ri` came from, which is C's

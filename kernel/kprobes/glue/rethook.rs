@@ -39,8 +39,14 @@ fn rethook_of(rp: Krp) -> *mut bindings::rethook {
 }
 
 /// `rethook_alloc()` of `num` nodes of `sizeof(kretprobe_instance) + data_size` bytes, whose
-/// data is `rp` and whose handler is [`kretprobe_rethook_handler`]. May sleep.
-fn alloc_rethook(rp: Krp, num: i32, data_size: usize) -> Result<*mut bindings::rethook> {
+/// data is `rp` and whose handler is [`kretprobe_rethook_handler`], or for a pool that may grow
+/// [`kretprobe_rethook_handler_grow`]. May sleep.
+fn alloc_rethook(
+    rp: Krp,
+    num: i32,
+    data_size: usize,
+    grows: bool,
+) -> Result<*mut bindings::rethook> {
     let size = core::mem::size_of::<bindings::kretprobe_instance>() + data_size;
     let size = i32::try_from(size).map_err(|_| Errno::E2BIG)?;
     // SAFETY: rethook_alloc() may sleep (GFP_KERNEL), which its callers (registration, the
@@ -49,7 +55,11 @@ fn alloc_rethook(rp: Krp, num: i32, data_size: usize) -> Result<*mut bindings::r
     let rh = unsafe {
         bindings::rethook_alloc(
             rp.as_ptr().cast::<c_void>(),
-            Some(kretprobe_rethook_handler),
+            Some(if grows {
+                kretprobe_rethook_handler_grow
+            } else {
+                kretprobe_rethook_handler
+            }),
             size,
             num,
         )
@@ -61,10 +71,11 @@ fn alloc_rethook(rp: Krp, num: i32, data_size: usize) -> Result<*mut bindings::r
     Ok(rh)
 }
 
-/// `rethook_alloc()` with `maxactive` nodes of `sizeof(kretprobe_instance) + data_size` bytes.
-pub fn alloc_instance_pool(rp: Krp, maxactive: i32, data_size: usize) -> Result {
+/// `rethook_alloc()` with `maxactive` nodes of `sizeof(kretprobe_instance) + data_size` bytes;
+/// those of a pool that may grow (`grows`) note their return.
+pub fn alloc_instance_pool(rp: Krp, maxactive: i32, data_size: usize, grows: bool) -> Result {
     grow_clear(rp);
-    let rh = alloc_rethook(rp, maxactive, data_size)?;
+    let rh = alloc_rethook(rp, maxactive, data_size, grows)?;
     // SAFETY: `rp` live; publish the pool before the probe is registered.
     unsafe { ptr::write_volatile(addr_of_mut!((*rp.as_ptr()).rh), rh) };
     Ok(())
@@ -104,27 +115,34 @@ pub fn release_instance_pool(rp: Krp) {
     unsafe { ptr::write_volatile(addr_of_mut!((*rp.as_ptr()).rh), ptr::null_mut()) };
 }
 
-/// `rethook_try_get(rp->rh)`; for a growing pool, then each extra pool in order.
+/// `rethook_try_get(rp->rh)`.
 #[inline(always)]
 pub fn instance_try_get(rp: Krp) -> Option<Instance> {
     // SAFETY: `rh` is live while the probe is registered (we are its pre_handler).
-    if let Some(ri) = NonNull::new(unsafe { bindings::rethook_try_get(rethook_of(rp)) }) {
-        return Some(ri);
-    }
-    for rh in extra_pools(rp) {
-        // SAFETY: `rh` is a published extra pool, live while the probe is reachable
-        // (`extra_pools`); rethook_try_get() returns NULL for a rethook being freed.
-        if let Some(ri) = NonNull::new(unsafe { bindings::rethook_try_get(rh) }) {
-            return Some(ri);
+    NonNull::new(unsafe { bindings::rethook_try_get(rethook_of(rp)) })
+}
+
+nokprobe! {
+    /// A growing pool whose first rethook is empty: each extra pool in order. Out of line, so
+    /// that the pre-handler keeps the registers of its common case.
+    #[inline(never)]
+    #[cold]
+    pub fn grow_try_get(rp: Krp) -> Option<Instance> {
+        for rh in extra_pools(rp) {
+            // SAFETY: `rh` is a published extra pool, live while the probe is reachable
+            // (`extra_pools`); rethook_try_get() returns NULL for a rethook being freed.
+            if let Some(ri) = NonNull::new(unsafe { bindings::rethook_try_get(rh) }) {
+                return Some(ri);
+            }
         }
+        None
     }
-    None
 }
 
 /// The worker: one more pool of `n` instances, published after the others. May sleep.
 pub fn grow_add_pool(rp: Krp, n: u32, data_size: usize) -> Result {
     let num = i32::try_from(n).map_err(|_| Errno::EINVAL)?;
-    let rh = alloc_rethook(rp, num, data_size)?;
+    let rh = alloc_rethook(rp, num, data_size, true)?;
     // SAFETY: `rh` is a fresh rethook of `rp` (its data) that nothing else holds.
     unsafe { grow_publish(rp, rh, n) }
 }
@@ -143,8 +161,49 @@ pub fn instance_hook(ri: Instance, regs: *mut bindings::pt_regs, mcount: bool) {
     unsafe { bindings::rethook_hook(ri.as_ptr(), regs, mcount) };
 }
 
+/// The body of both return handlers: a growing pool's (`GROW`) first notes the instance back.
+///
+/// # Safety
+///
+/// As [`kretprobe_rethook_handler`].
+#[inline(always)]
+unsafe fn rethook_handler<const GROW: bool>(
+    rh: *mut bindings::rethook_node,
+    data: *mut c_void,
+    regs: *mut bindings::pt_regs,
+) {
+    let rp = data.cast::<bindings::kretprobe>();
+    // NULL data means the rethook is broken: WARN once, as C.
+    if rp.is_null() {
+        // SAFETY: WARN_ON_ONCE(1) only; the helper is unprobeable, as this handler.
+        unsafe { rkp_warn_kretprobe_rethook_handler() };
+        return;
+    }
+    if GROW {
+        // SAFETY: `rp` is not NULL (checked above) and is the kretprobe this rethook was
+        // allocated for, alive while the rethook calls back (rethook_free() clears the handler
+        // before the kretprobe can go).
+        let krp = unsafe { Krp::from_raw(NonNull::new_unchecked(rp)) };
+        crate::kretprobe::instance_returned(&KERNEL, krp);
+    }
+    // SAFETY: `rp` is live, as above.
+    let Some(handler) = (unsafe { ptr::read_volatile(addr_of!((*rp).handler)) }) else {
+        return;
+    };
+    // SAFETY: per-CPU writes with preemption disabled (rethook handler context).
+    unsafe {
+        set_current_kprobe(addr_of_mut!((*rp).kp));
+        set_kprobe_status::<{ bindings::KPROBE_HIT_ACTIVE as usize }>();
+    }
+    // SAFETY: `node` is the first member of `struct kretprobe_instance`.
+    unsafe { handler(rh.cast(), regs) };
+    // SAFETY: as above.
+    unsafe { clear_current_kprobe() };
+}
+
 nokprobe! {
-    /// `kretprobe_rethook_handler()` (static in C): runs the user's return handler.
+    /// `kretprobe_rethook_handler()` (static in C): runs the user's return handler. The handler
+    /// of a fixed pool's rethook, C's.
     ///
     /// # Safety
     ///
@@ -156,30 +215,24 @@ nokprobe! {
         _ret_addr: usize,
         regs: *mut bindings::pt_regs,
     ) {
-        let rp = data.cast::<bindings::kretprobe>();
-        // NULL data means the rethook is broken: WARN once, as C.
-        if rp.is_null() {
-            // SAFETY: WARN_ON_ONCE(1) only; the helper is unprobeable, as this handler.
-            unsafe { rkp_warn_kretprobe_rethook_handler() };
-            return;
-        }
-        // SAFETY: `rp` is not NULL (checked above) and is the kretprobe this rethook was
-        // allocated for, alive while the rethook calls back (rethook_free() clears the handler
-        // before the kretprobe can go).
-        let krp = unsafe { Krp::from_raw(NonNull::new_unchecked(rp)) };
-        crate::kretprobe::instance_returned(&KERNEL, krp);
-        // SAFETY: as above.
-        let Some(handler) = (unsafe { ptr::read_volatile(addr_of!((*rp).handler)) }) else {
-            return;
-        };
-        // SAFETY: per-CPU writes with preemption disabled (rethook handler context).
-        unsafe {
-            set_current_kprobe(addr_of_mut!((*rp).kp));
-            set_kprobe_status::<{ bindings::KPROBE_HIT_ACTIVE as usize }>();
-        }
-        // SAFETY: `node` is the first member of `struct kretprobe_instance`.
-        unsafe { handler(rh.cast(), regs) };
-        // SAFETY: as above.
-        unsafe { clear_current_kprobe() };
+        // SAFETY: as this function's contract.
+        unsafe { rethook_handler::<false>(rh, data, regs) }
+    }
+
+    /// The handler of every rethook of a pool that may grow: as [`kretprobe_rethook_handler`],
+    /// and the instance is counted back (Rust only).
+    ///
+    /// # Safety
+    ///
+    /// Called by rethook with the node of an instance of the growing kretprobe `data`.
+    #[no_mangle]
+    pub unsafe extern "C" fn kretprobe_rethook_handler_grow(
+        rh: *mut bindings::rethook_node,
+        data: *mut c_void,
+        _ret_addr: usize,
+        regs: *mut bindings::pt_regs,
+    ) {
+        // SAFETY: as this function's contract.
+        unsafe { rethook_handler::<true>(rh, data, regs) }
     }
 }

@@ -251,7 +251,7 @@ impl ProbeStore for Kernel {
     fn is_kretprobe(&self, p: Kp) -> bool {
         // SAFETY: `p` is live.
         let pre = unsafe { ptr::read_volatile(addr_of!((*p.as_ptr()).pre_handler)) };
-        pre.map(|f| f as usize) == super::exports::pre_handler_kretprobe_addr()
+        pre.is_some_and(|f| super::exports::is_kretprobe_pre_handler(f as usize))
     }
     #[inline(always)]
     fn call_pre_handler(&self, p: Kp, regs: *mut bindings::pt_regs) -> i32 {

@@ -46,8 +46,11 @@ ROOTS_RETHOOK = ("kretprobe_rethook_handler",)
 ROOTS_OBJPOOL = ("__kretprobe_trampoline_handler", "kretprobe_find_ret_addr", "kprobe_flush_task",
                  "free_rp_inst_rcu")
 # NOKPROBE in C where they exist as functions; C's recycle_rp_inst and __kretprobe_find_ret_addr
-# are static helpers a Rust core may inline, so they are roots only if present.
-ROOTS_OPTIONAL = ("recycle_rp_inst", "__kretprobe_find_ret_addr")
+# are static helpers a Rust core may inline, so they are roots only if present. The Rust core's
+# handlers of a kretprobe whose pool may grow (issue 40) are installed where C's are, so they are
+# roots where they exist.
+ROOTS_OPTIONAL = ("recycle_rp_inst", "__kretprobe_find_ret_addr", "pre_handler_kretprobe_grow",
+                  "kretprobe_rethook_handler_grow")
 # With the Rust x86 arch layer (CONFIG_KPROBES_RUST_ARCH): the arch's entry points, called by the
 # int3 and fault traps, by a detour and by ftrace (upstream's NOKPROBE_SYMBOLs of
 # arch/x86/kernel/kprobes/{core,opt,ftrace}.c), and the emulators, which the hit path reaches

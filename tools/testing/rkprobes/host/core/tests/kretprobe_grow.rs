@@ -8,8 +8,8 @@ mod sim;
 use rkprobes_core::errno::Errno;
 use rkprobes_core::kretprobe::{register_kretprobe, unregister_kretprobe};
 use rkprobes_core::kretprobe_grow::{
-    grow_cap, grow_target, low_water, next_chunk, should_grow, GrowCounts, GROW_MAX_POOLS,
-    OBJPOOL_NR_OBJECT_MAX,
+    grow_cap, grow_target, kick_from, low_water, next_chunk, should_grow, GrowCounts,
+    GROW_MAX_POOLS, NO_KICK, OBJPOOL_NR_OBJECT_MAX,
 };
 use sim::{KretRec, Pid, Sim};
 
@@ -126,6 +126,41 @@ fn when_and_by_how_much() {
     assert_eq!(next_chunk(&counts(0, 0, 5, 0), 0), 1);
     assert_eq!(next_chunk(&counts(9, 9, 1000, GROW_MAX_POOLS - 1), 18), 991);
     assert_eq!(next_chunk(&counts(9, 9, 1000, GROW_MAX_POOLS), 18), 0);
+}
+
+/// The hit path decides `should_grow` by one compare with the stored `kick_from` level: for
+/// every count of a pool of up to 70 instances (and the largest), with and without room.
+#[test]
+fn the_kick_level_is_the_policy() {
+    let mut cases = 0u32;
+    for total in (0..=70).chain([OBJPOOL_NR_OBJECT_MAX - 1, OBJPOOL_NR_OBJECT_MAX]) {
+        for cap in [
+            total,
+            total + 1,
+            total.saturating_mul(4),
+            OBJPOOL_NR_OBJECT_MAX,
+        ] {
+            for pools in [0, 1, GROW_MAX_POOLS - 1, GROW_MAX_POOLS] {
+                let level = kick_from(total, cap, pools);
+                for in_flight in (0..=total.min(80)).chain([total.saturating_sub(1), total]) {
+                    let mut c = counts(in_flight, total, cap, pools);
+                    assert_eq!(
+                        in_flight >= level,
+                        should_grow(&c),
+                        "entry: {c:?}, level {level}"
+                    );
+                    c.wanted = 1;
+                    assert_eq!(
+                        level != NO_KICK,
+                        should_grow(&c),
+                        "miss: {c:?}, level {level}"
+                    );
+                    cases += 1;
+                }
+            }
+        }
+    }
+    assert!(cases > 10_000, "{cases} cases");
 }
 
 #[test]

@@ -19,7 +19,7 @@ use std::ops::ControlFlow;
 use rkprobes_core::arch::{Arch, ArchHooks};
 use rkprobes_core::blacklist::BlacklistStore;
 use rkprobes_core::errno::{Errno, Result};
-use rkprobes_core::kretprobe_grow::{GrowCounts, GROW_MAX_POOLS};
+use rkprobes_core::kretprobe_grow::{kick_from, should_grow, GrowCounts, GROW_MAX_POOLS, NO_KICK};
 use rkprobes_core::report::{Message, Report, WarnSite};
 use rkprobes_core::store::{
     flags_disabled, Aggr, KprobeState, OptQueue, ProbeStore, KPROBE_TABLE_SIZE,
@@ -130,6 +130,10 @@ pub struct KretRec {
     pub entry: Option<i32>,
     /// `pre_handler_kretprobe` installed.
     pub handlers: bool,
+    /// The pre-handler installed is `pre_handler_kretprobe_grow` (a pool that may grow).
+    pub grow_handlers: bool,
+    /// The pool's instances note their return (the rethook handler of a pool that may grow).
+    pub returns_noted: bool,
     /// Instances left in the pool; `None` when no pool exists.
     pub pool_free: Option<usize>,
     /// Pool detached at unregistration (in-flight instances are dropped when they return).
@@ -161,6 +165,8 @@ pub struct SimGrow {
     pub kicked: bool,
     /// Kicks asked for so far.
     pub kicks: u32,
+    /// The `kick_from` level stored when the pools last changed.
+    pub kick_from: u32,
     /// Extra pools freed (at unregistration).
     pub pools_freed: usize,
 }
@@ -573,8 +579,9 @@ impl<const OPT: bool, const FTRACE: bool> Sim<OPT, FTRACE> {
             }
             k.detached
         });
-        // rethook runs the handler (and so this) only while the pool is not detached.
-        if !detached {
+        // rethook runs the handler (and so this) only while the pool is not detached, and the
+        // handler of a fixed pool's rethook does not note returns.
+        if !detached && self.kret(p).returns_noted {
             rkprobes_core::kretprobe::instance_returned(self, p);
         }
     }
@@ -1097,6 +1104,9 @@ impl<const OPT: bool, const FTRACE: bool> ProbeStore for Sim<OPT, FTRACE> {
     fn call_pre_handler(&self, p: Pid, _regs: ()) -> i32 {
         if self.is_kretprobe(p) {
             self.inner().log.push(Call::Pre(p));
+            if self.kret(p).grow_handlers {
+                return rkprobes_core::kretprobe::pre_handler_kretprobe_grow(self, p, ());
+            }
             return rkprobes_core::kretprobe::pre_handler_kretprobe(self, p, ());
         }
         let Some(spec) = self.rec(p, |r| {
@@ -1766,22 +1776,25 @@ impl<const OPT: bool, const FTRACE: bool> rkprobes_core::kretprobe::KretprobeSto
     fn inc_kretprobe_nmissed(&self, rp: Pid) {
         self.rec(rp, |r| r.kret.as_mut().expect("kretprobe").nmissed += 1);
     }
-    fn set_kretprobe_handlers(&self, rp: Pid) {
+    fn set_kretprobe_handlers(&self, rp: Pid, grows: bool) {
         self.rec(rp, |r| {
-            r.kret.as_mut().expect("kretprobe").handlers = true;
+            let k = r.kret.as_mut().expect("kretprobe");
+            k.handlers = true;
+            k.grow_handlers = grows;
             r.post = None;
         });
     }
     fn num_possible_cpus(&self) -> u32 {
         4
     }
-    fn alloc_instance_pool(&self, rp: Pid) -> Result {
+    fn alloc_instance_pool(&self, rp: Pid, grows: bool) -> Result {
         self.rec(rp, |r| {
             let k = r.kret.as_mut().expect("kretprobe");
             assert!(k.pool_free.is_none(), "pool allocated twice");
             if k.alloc_fails {
                 return Err(Errno::ENOMEM);
             }
+            k.returns_noted = grows;
             k.pool_free = Some(usize::try_from(k.maxactive).expect("maxactive > 0"));
             // Instances still out from an earlier registration belong to the old pool.
             k.hooked = 0;
@@ -1848,11 +1861,8 @@ impl<const OPT: bool, const FTRACE: bool> rkprobes_core::kretprobe::KretprobeSto
             Some(())
         })
     }
-    fn has_entry_handler(&self, rp: Pid) -> bool {
-        self.kret(rp).entry.is_some()
-    }
     fn call_entry_handler(&self, rp: Pid, _ri: (), _regs: ()) -> i32 {
-        self.kret(rp).entry.expect("entry handler")
+        self.kret(rp).entry.unwrap_or(0)
     }
     fn instance_recycle(&self, rp: Pid, _ri: ()) {
         self.rec(rp, |r| {
@@ -1883,34 +1893,55 @@ impl<const OPT: bool, const FTRACE: bool> rkprobes_core::kretprobe::KretprobeSto
             k.grow = Some(SimGrow {
                 cap,
                 total,
+                kick_from: kick_from(total, cap, 0),
                 ..Default::default()
             });
             Ok(())
         })
     }
-    fn grow_note_take(&self, rp: Pid, taken: bool) -> Option<GrowCounts> {
+    fn grow_try_get(&self, rp: Pid) -> Option<()> {
+        // The model's one counter holds the instances of every pool, so the first pool is
+        // empty only when all are.
+        assert_eq!(
+            self.kret(rp).pool_free,
+            Some(0),
+            "extra pools tried before the first was empty"
+        );
+        None
+    }
+    fn grow_note_take(&self, rp: Pid, taken: bool) -> bool {
         self.rec(rp, |r| {
             let k = r.kret.as_mut().expect("kretprobe");
             let free = *k.pool_free.as_ref().expect("pool");
-            let g = k.grow.as_mut()?;
-            if taken {
+            let g = k.grow.as_mut().expect("grow_note_take on a fixed pool");
+            let kick = if taken {
                 g.in_flight += 1;
+                g.in_flight >= g.kick_from
             } else {
                 g.wanted += 1;
-            }
+                g.kick_from != NO_KICK
+            };
             // The kernel's in-flight count is its own; here it must match the pool.
             assert_eq!(
                 g.total - g.in_flight,
                 u32::try_from(free).unwrap(),
                 "in-flight count out of step with the pool"
             );
-            Some(GrowCounts {
+            // The hit path's one compare decides what the policy says (an entry that took an
+            // instance leaves out the misses not yet seen: each kicked when it happened).
+            let counts = GrowCounts {
                 in_flight: g.in_flight,
                 total: g.total,
                 cap: g.cap,
                 pools: g.pools,
-                wanted: g.wanted,
-            })
+                wanted: if taken { 0 } else { g.wanted },
+            };
+            assert_eq!(
+                kick,
+                should_grow(&counts),
+                "kick_from disagrees with should_grow: {counts:?}"
+            );
+            kick
         })
     }
     fn grow_note_put(&self, rp: Pid) {
@@ -1970,6 +2001,7 @@ impl<const OPT: bool, const FTRACE: bool> rkprobes_core::kretprobe::KretprobeSto
             assert!(g.pools < GROW_MAX_POOLS, "more extra pools than allowed");
             g.total += n;
             g.pools += 1;
+            g.kick_from = kick_from(g.total, g.cap, g.pools);
             *k.pool_free.as_mut().expect("pool") += usize::try_from(n).unwrap();
             Ok(())
         })
