@@ -113,6 +113,9 @@ class Result:
         for key in ("rmmod", "listed"):
             if self.values.get(key) != "0":
                 out.append(f"{key}: {self.values.get(key, 'not reported')} (0 expected)")
+        # Reported by an /init that scans kmemleak when the kernel has it (--debug kmemleak).
+        if self.values.get("kmemleak-objects", "0") != "0":
+            out.append(f"kmemleak: {self.values['kmemleak-objects']} unreferenced object(s) after the rmmod")
         if scenario.analyse:
             out += scenario.analyse(self, self.impl)[1]
         if self.values.get("trigger") not in (None, "0"):

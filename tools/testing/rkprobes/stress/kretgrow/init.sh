@@ -79,5 +79,16 @@ else
 fi
 n=$(grep -c rkg_ "$KP/list")
 say "RKG listed $n"
+# With kmemleak built in (--debug kmemleak): what the module, its kretprobes and
+# their pools left behind, after two scans (an object must be seen unreferenced
+# twice to be reported).
+ML=/sys/kernel/debug/kmemleak
+if [ -e $ML ]; then
+	echo scan > $ML
+	sleep 1
+	echo scan > $ML
+	say "RKG kmemleak-objects $(grep -c 'unreferenced object' $ML)"
+	grep -A12 'unreferenced object' $ML | head -60 | while read -r ln; do say "RKG kmemleak: $ln"; done
+fi
 say "RKG-DONE"
 reboot -f
