@@ -247,6 +247,9 @@ EVENT_WAVE_RE = re.compile(r"\bRKG event-wave (\S+) (\d+) returns=(-?\d+) missed
 # each rethook_alloc() of a wave, how many calls were inside the function then, and when it
 # published the pool (0 on C, which has no such step).
 TIMELINE_RE = re.compile(r"\bRKG timeline (\S+) (\d+) (all_in=.*)$")
+# "RKG kicks <phase> <i> irq_work: +us/entries@cpuN ... | worker: +us/entries@cpuN ...": when the
+# irq_work that queues the worker ran (on the kicking CPU) and when the worker's function began.
+KICKS_RE = re.compile(r"\bRKG kicks (\S+) (\d+) (irq_work.*)$")
 
 
 def kretgrow_phases(r):
@@ -318,6 +321,10 @@ def analyse_kretgrow(r, impl):
         if m:
             lines.append(f"pools allocated in wave {m.group(2)} of {m.group(1)} (instances@time since the "
                          f"wake-up/calls inside by then-published at): {m.group(3)}")
+        m = KICKS_RE.search(ln)
+        if m:
+            lines.append(f"worker asked for and run in wave {m.group(2)} of {m.group(1)} (time since the "
+                         f"wake-up/calls inside by then@CPU): {m.group(3)}")
     if impl == "c":
         if fixed and grow and _missed(grow) != _missed(fixed):
             problems.append(f"C ignores grow_max, but its grow phase missed {_missed(grow)}, "

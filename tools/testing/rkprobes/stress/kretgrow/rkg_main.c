@@ -88,6 +88,19 @@ static struct {
 	s64 published_ns;
 } rkg_tl[RKG_TIMELINE];
 static atomic_t rkg_tl_allocs, rkg_tl_publishes;
+/*
+ * And when the worker was asked for and when it ran: the Rust core's
+ * irq_work handler that queues it (rkp_kretprobe_grow_irq(), on the CPU of
+ * the hit that kicked) and its work function (rkp_kretprobe_grow_work_fn(),
+ * on the worker's CPU), each with the calls inside the function then.
+ */
+static struct {
+	s64 ns;
+	int entries;
+	int cpu;
+} rkg_tl_irq[RKG_TIMELINE], rkg_tl_work[RKG_TIMELINE];
+static atomic_t rkg_tl_irqs, rkg_tl_works;
+static bool rkg_tl_kicks;
 /* The Rust core's publish of a grown pool: the allocation's end (none on C). */
 static bool rkg_tl_publish;
 static bool rkg_tl_on;
@@ -194,6 +207,42 @@ static struct kprobe rkg_kp_publish = {
 	.pre_handler = rkg_publish_pre,
 };
 
+static void rkg_tl_note(typeof(rkg_tl_irq[0]) *tl, atomic_t *count)
+{
+	int n;
+
+	if (!READ_ONCE(rkg_tl_on))
+		return;
+	n = atomic_inc_return(count) - 1;
+	if (n < RKG_TIMELINE) {
+		tl[n].ns = ktime_to_ns(ktime_sub(ktime_get(), rkg_tl_t0));
+		tl[n].entries = atomic_read(&rkg_inside);
+		tl[n].cpu = raw_smp_processor_id();
+	}
+}
+
+static int rkg_irq_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	rkg_tl_note(rkg_tl_irq, &rkg_tl_irqs);
+	return 0;
+}
+
+static int rkg_work_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	rkg_tl_note(rkg_tl_work, &rkg_tl_works);
+	return 0;
+}
+
+static struct kprobe rkg_kp_irq = {
+	.symbol_name = "rkp_kretprobe_grow_irq",
+	.pre_handler = rkg_irq_pre,
+};
+
+static struct kprobe rkg_kp_work = {
+	.symbol_name = "rkp_kretprobe_grow_work_fn",
+	.pre_handler = rkg_work_pre,
+};
+
 static struct kprobe rkg_kp_free = {
 	.symbol_name = RKG_POOL_FREE,
 	.pre_handler = rkg_pool_free_pre,
@@ -203,6 +252,7 @@ static struct kprobe rkg_kp_free = {
 static bool rkg_one_wave(const char *phase, unsigned int i, struct kretprobe *rp)
 {
 	long returns0 = atomic_long_read(&rkg_returns);
+	unsigned long irq_missed0 = rkg_kp_irq.nmissed;
 	int missed0 = rp ? READ_ONCE(rp->nmissed) : 0;
 	unsigned int wave, entries;
 	bool ok = true;
@@ -213,7 +263,11 @@ static bool rkg_one_wave(const char *phase, unsigned int i, struct kretprobe *rp
 	atomic_set(&rkg_back, 0);
 	atomic_set(&rkg_tl_allocs, 0);
 	atomic_set(&rkg_tl_publishes, 0);
+	atomic_set(&rkg_tl_irqs, 0);
+	atomic_set(&rkg_tl_works, 0);
 	memset(rkg_tl, 0, sizeof(rkg_tl));
+	memset(rkg_tl_irq, 0, sizeof(rkg_tl_irq));
+	memset(rkg_tl_work, 0, sizeof(rkg_tl_work));
 	wave = READ_ONCE(rkg_wave) + 1;
 	rkg_tl_t0 = ktime_get();
 	WRITE_ONCE(rkg_tl_on, true);
@@ -242,6 +296,27 @@ static bool rkg_one_wave(const char *phase, unsigned int i, struct kretprobe *rp
 					 rkg_tl[n].published_ns / 1000);
 		pr_info("RKG timeline %s %u all_in=%lldus allocs=%d:%s\n", phase, i,
 			all_in / 1000, allocs, line);
+	}
+	if (rkg_tl_kicks && (atomic_read(&rkg_tl_irqs) || atomic_read(&rkg_tl_works))) {
+		char line[RKG_TIMELINE * 2 * 32] = "";
+		int n, len = 0;
+
+		for (n = 0; n < min(atomic_read(&rkg_tl_irqs), RKG_TIMELINE); n++)
+			len += scnprintf(line + len, sizeof(line) - len, " %lldus/%d@cpu%d",
+					 rkg_tl_irq[n].ns / 1000, rkg_tl_irq[n].entries,
+					 rkg_tl_irq[n].cpu);
+		len += scnprintf(line + len, sizeof(line) - len, " | worker:");
+		for (n = 0; n < min(atomic_read(&rkg_tl_works), RKG_TIMELINE); n++)
+			len += scnprintf(line + len, sizeof(line) - len, " %lldus/%d@cpu%d",
+					 rkg_tl_work[n].ns / 1000, rkg_tl_work[n].entries,
+					 rkg_tl_work[n].cpu);
+		/*
+		 * An irq_work that ran inside a kprobe handler (its self-IPI taken
+		 * in the optimized probe's callback) is a miss of its kprobe, not
+		 * a time here: counted apart.
+		 */
+		pr_info("RKG kicks %s %u irq_work (%lu more inside a probe handler):%s\n", phase,
+			i, rkg_kp_irq.nmissed - irq_missed0, line);
 	}
 	return ok;
 }
@@ -358,6 +433,7 @@ static void rkg_stop(void)
 static int __init rkg_init(void)
 {
 	unsigned int i;
+	int ret;
 
 	if (!sleepers || !waves)
 		return -EINVAL;
@@ -365,6 +441,17 @@ static int __init rkg_init(void)
 	if (!rkg_threads)
 		return -ENOMEM;
 	rkg_tl_publish = !register_kprobe(&rkg_kp_publish);
+	ret = register_kprobe(&rkg_kp_irq);
+	rkg_tl_kicks = !ret;
+	if (rkg_tl_kicks) {
+		ret = register_kprobe(&rkg_kp_work);
+		if (ret) {
+			unregister_kprobe(&rkg_kp_irq);
+			rkg_tl_kicks = false;
+		}
+	}
+	/* -ENOENT on C, which has neither function. */
+	pr_info("RKG kick-probes %d\n", ret);
 	rkg_accounting = !register_kprobe(&rkg_kp_init);
 	if (rkg_accounting && register_kprobe(&rkg_kp_free)) {
 		unregister_kprobe(&rkg_kp_init);
@@ -378,6 +465,10 @@ static int __init rkg_init(void)
 			rkg_stop();
 			if (rkg_tl_publish)
 				unregister_kprobe(&rkg_kp_publish);
+			if (rkg_tl_kicks) {
+				unregister_kprobe(&rkg_kp_work);
+				unregister_kprobe(&rkg_kp_irq);
+			}
 			if (rkg_accounting) {
 				unregister_kprobe(&rkg_kp_free);
 				unregister_kprobe(&rkg_kp_init);
@@ -395,6 +486,10 @@ static void __exit rkg_exit(void)
 	rkg_stop();
 	if (rkg_tl_publish)
 		unregister_kprobe(&rkg_kp_publish);
+	if (rkg_tl_kicks) {
+		unregister_kprobe(&rkg_kp_work);
+		unregister_kprobe(&rkg_kp_irq);
+	}
 	if (rkg_accounting) {
 		unregister_kprobe(&rkg_kp_free);
 		unregister_kprobe(&rkg_kp_init);
