@@ -222,7 +222,8 @@ int patch_instruction(u32 *addr, ppc_inst_t instr)
 		ppc_inst_write(addr, instr);
 		return 0;
 	}
-	if (rk_opt_slot && a >= rk_opt_slot && a < rk_opt_slot + 4 * RK_TEMPLATE_MAX &&
+	/* a - rk_opt_slot, not a < rk_opt_slot + ...: a slot may end past the top. */
+	if (rk_opt_slot && a - rk_opt_slot < 4 * RK_TEMPLATE_MAX &&
 	    !(a & 3) && !ppc_inst_prefixed(instr)) {
 		rk_detour[(a - rk_opt_slot) / 4] = ppc_inst_val(instr);
 		return 0;
