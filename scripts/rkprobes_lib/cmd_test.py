@@ -379,12 +379,13 @@ def cmd_test(args):
 
 
 def host_phase(res, args, impls):
-    banner("host checks: cargo test, clippy, fmt, layout, documentation, command line, shards")
+    banner("host checks: cargo test, clippy, fmt, layout, documentation, command line, shards, step suites")
     host_checks(res)
     layout.test_row(res)
     doc_check(res)
     clitable.test_row(res)
     shard_check(res)
+    archsuite.check_row(res)
     workflows.test_row(res)
     if "rust" not in impls and not args.impls:
         res.add("kunit: --impl rust", skipped=1,

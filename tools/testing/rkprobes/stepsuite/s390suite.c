@@ -142,6 +142,18 @@ static struct kunit_case sz_cases[] = {
 	KUNIT_CASE(sz_larl),
 	KUNIT_CASE(sz_lgrl),
 	KUNIT_CASE(sz_stgrl),
+	KUNIT_CASE(sz_bras),
+	KUNIT_CASE(sz_brasl),
+	KUNIT_CASE(sz_basr),
+	KUNIT_CASE(sz_basr0),
+	KUNIT_CASE(sz_epsw),
+	KUNIT_CASE(sz_mid),
+	/*
+	 * The conditional branches last: under QEMU TCG their step's PER event comes one
+	 * instruction late (docs/findings/qemu-s390x-per-late-after-branch.md), which may
+	 * oops the case and leave the CPU's kprobe state behind: the cases after it could
+	 * not run.
+	 */
 	KUNIT_CASE(sz_brc),
 	KUNIT_CASE(sz_brcl),
 	KUNIT_CASE(sz_brct),
@@ -149,12 +161,6 @@ static struct kunit_case sz_cases[] = {
 	KUNIT_CASE(sz_bcr),
 	KUNIT_CASE(sz_bc),
 	KUNIT_CASE(sz_cgrb),
-	KUNIT_CASE(sz_bras),
-	KUNIT_CASE(sz_brasl),
-	KUNIT_CASE(sz_basr),
-	KUNIT_CASE(sz_basr0),
-	KUNIT_CASE(sz_epsw),
-	KUNIT_CASE(sz_mid),
 	{}
 };
 
