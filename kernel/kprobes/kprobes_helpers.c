@@ -400,50 +400,72 @@ unsigned int rkp_num_possible_cpus(void)
 
 #ifdef CONFIG_KRETPROBES
 /*
- * The worker of every growing pool: one kthread, created with the first
- * growing kretprobe and kept, at the lowest SCHED_FIFO priority. The calls
- * that find a pool empty until it has run are missed, and callers that fill
- * a pool are many: it must not wait behind them, nor for a workqueue to
- * create a kworker.
+ * The workers of the growing pools: a kthread per CPU, at the lowest
+ * SCHED_FIFO priority, created for the CPUs online at the first growing
+ * kretprobe's registration (and for those onlined since, at the next) and
+ * kept. A kick runs the worker of the CPU it was raised on, which preempts
+ * whatever runs there as soon as the irq_work returns: the calls that find a
+ * pool empty until the worker has run are missed, a worker on another CPU
+ * must first be woken across CPUs (milliseconds under QEMU TCG, where one
+ * host thread runs every vCPU in turn), and callers that fill a pool are
+ * many: it must not wait behind them, nor for a workqueue to create a
+ * kworker. A CPU with no worker of its own uses the first one created; a
+ * worker whose CPU goes offline is moved by the scheduler and goes on
+ * running what is queued on it.
  */
-static struct kthread_worker *rkp_grow_worker;
+static DEFINE_PER_CPU(struct kthread_worker *, rkp_grow_worker);
+static struct kthread_worker *rkp_grow_worker_any;
 static DEFINE_MUTEX(rkp_grow_worker_lock);
 
-static struct kthread_worker *rkp_grow_worker_get(void)
+static bool rkp_grow_workers_get(void)
 {
 	struct kthread_worker *w;
+	unsigned int cpu;
 
 	mutex_lock(&rkp_grow_worker_lock);
-	w = rkp_grow_worker;
-	if (!w) {
-		w = kthread_create_worker(0, "kretprobe-grow");
-		if (IS_ERR(w)) {
-			w = NULL;
-		} else {
-			sched_set_fifo_low(w->task);
-			WRITE_ONCE(rkp_grow_worker, w);
-		}
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		if (per_cpu(rkp_grow_worker, cpu))
+			continue;
+		w = kthread_create_worker_on_cpu(cpu, 0, "kretprobe-grow/%u", cpu);
+		if (IS_ERR(w))
+			continue;
+		sched_set_fifo_low(w->task);
+		/* Both pair with the kick's READ_ONCE(): the worker first. */
+		smp_store_release(per_cpu_ptr(&rkp_grow_worker, cpu), w);
+		if (!rkp_grow_worker_any)
+			smp_store_release(&rkp_grow_worker_any, w); /* as above */
 	}
+	cpus_read_unlock();
+	w = rkp_grow_worker_any;
 	mutex_unlock(&rkp_grow_worker_lock);
-	return w;
+	return !!w;
 }
 
 /*
- * Runs in hard interrupt context, raised from a probe hit (maybe in NMI).
- * The worker was set before @g existed, and @g before its probe was armed.
+ * Runs in hard interrupt context on the CPU a probe hit (maybe in NMI)
+ * raised it on. A worker existed before @g did, and @g before its probe was
+ * armed.
  */
 static void rkp_kretprobe_grow_irq(struct irq_work *kick)
 {
 	struct rkp_kretprobe_grow *g = container_of(kick, struct rkp_kretprobe_grow, kick);
+	struct rkp_kretprobe_grow_work *gw = this_cpu_ptr(g->work);
 
-	kthread_queue_work(READ_ONCE(rkp_grow_worker), &g->work);
+	if (!gw->worker)
+		gw->worker = READ_ONCE(*this_cpu_ptr(&rkp_grow_worker)) ?:
+			     READ_ONCE(rkp_grow_worker_any);
+	kthread_queue_work(gw->worker, &gw->work);
 }
 
 static void rkp_kretprobe_grow_work_fn(struct kthread_work *work)
 {
-	struct rkp_kretprobe_grow *g = container_of(work, struct rkp_kretprobe_grow, work);
+	struct rkp_kretprobe_grow *g =
+		container_of(work, struct rkp_kretprobe_grow_work, work)->g;
 
+	mutex_lock(&g->grow_lock);
 	rkp_kretprobe_grow_work(g->rp);
+	mutex_unlock(&g->grow_lock);
 }
 
 /* At registration, before the probe is armed: no pool beyond rp->rh yet. */
@@ -451,18 +473,30 @@ struct rkp_kretprobe_grow *rkp_kretprobe_grow_alloc(struct kretprobe *rp, unsign
 						   unsigned int total)
 {
 	struct rkp_kretprobe_grow *g;
+	unsigned int cpu;
 
-	if (!rkp_grow_worker_get())
+	if (!rkp_grow_workers_get())
 		return NULL;
 	g = kzalloc(sizeof(*g), GFP_KERNEL);
 	if (!g)
 		return NULL;
+	g->work = alloc_percpu(struct rkp_kretprobe_grow_work);
+	if (!g->work) {
+		kfree(g);
+		return NULL;
+	}
+	for_each_possible_cpu(cpu) {
+		struct rkp_kretprobe_grow_work *gw = per_cpu_ptr(g->work, cpu);
+
+		kthread_init_work(&gw->work, rkp_kretprobe_grow_work_fn);
+		gw->g = g;
+	}
 	g->rp = rp;
 	g->cap = cap;
 	g->total = total;
 	mutex_init(&g->lock);
+	mutex_init(&g->grow_lock);
 	init_irq_work(&g->kick, rkp_kretprobe_grow_irq);
-	kthread_init_work(&g->work, rkp_kretprobe_grow_work_fn);
 	return g;
 }
 
@@ -552,14 +586,17 @@ void rkp_kretprobe_grow_detach(struct rkp_kretprobe_grow *g)
  */
 void rkp_kretprobe_grow_free(struct rkp_kretprobe_grow *g)
 {
-	unsigned int i;
+	unsigned int i, cpu;
 
 	irq_work_sync(&g->kick);
-	kthread_cancel_work_sync(&g->work);
+	for_each_possible_cpu(cpu)
+		kthread_cancel_work_sync(&per_cpu_ptr(g->work, cpu)->work);
 	if (!g->dying)
 		rkp_kretprobe_grow_detach(g);
 	for (i = 0; i < g->npools; i++)
 		rkp_kretprobe_pool_release(g->pools[i]);
+	free_percpu(g->work);
+	mutex_destroy(&g->grow_lock);
 	mutex_destroy(&g->lock);
 	kfree(g);
 }

@@ -74,6 +74,17 @@ void rkp_warn_kretprobe_rethook_handler(void);
 #endif
 
 /*
+ * A growing kretprobe's work item on one CPU: queued on the worker its
+ * first kick there chose, and on that one only (as kthread_queue_work()
+ * requires), set and read by that CPU's kicks only.
+ */
+struct rkp_kretprobe_grow_work {
+	struct kthread_work work;
+	struct kthread_worker *worker;
+	struct rkp_kretprobe_grow *g;
+};
+
+/*
  * A growing kretprobe's extra pools (issue 40), rp->grow, tried in order
  * after its first one (rp->rh or rp->rph). On the objpool path each extra
  * pool is a kretprobe_holder of its own, whose instances point back to it:
@@ -82,7 +93,9 @@ void rkp_warn_kretprobe_rethook_handler(void);
  * as rp->rph does. total, in_flight, wanted and kick_from (the in_flight
  * count from which a hit kicks the worker) are atomics of the Rust glue
  * (glue/grow.rs); pools[] up to npools, npools and dying change under lock
- * only, npools last with a release.
+ * only, npools last with a release. A kick queues work on the kicking CPU's
+ * worker (a work item per possible CPU); grow_lock keeps two workers from
+ * growing the same pools at once.
  */
 struct rkp_kretprobe_grow {
 	struct kretprobe *rp;
@@ -94,9 +107,10 @@ struct rkp_kretprobe_grow {
 	unsigned int npools;
 	bool dying;
 	struct rkp_kretprobe_pool *pools[RKP_GROW_MAX_POOLS];
-	struct mutex lock;
+	struct mutex lock;		/* pools[], npools, dying */
+	struct mutex grow_lock;		/* one worker at a time grows */
 	struct irq_work kick;
-	struct kthread_work work;
+	struct rkp_kretprobe_grow_work __percpu *work;
 };
 
 struct rkp_kretprobe_grow *rkp_kretprobe_grow_alloc(struct kretprobe *rp, unsigned int cap,
